@@ -1,0 +1,131 @@
+#!/usr/bin/env bash
+# Build (or reuse) the test kernel: Debian's linux-source-6.12 + kernel/patches/*
+# + kernel/config.fragment, built out of tree (O=) into
+#   $RNULL_CACHE/linux-<version>-<flavour>/build
+# The build is keyed by a content hash of (unpacked kernel version, toolchain,
+# fragment, patches); a matching stamp skips the build entirely. A changed key
+# rebuilds incrementally in the same tree (only files touched by the patches
+# are restored from the pristine copy and re-patched).
+#
+#   scripts/kernel.sh build   build if needed, print nothing else on stdout
+#   scripts/kernel.sh kdir    print the build directory (KDIR for modules)
+set -euo pipefail
+. "$(dirname "$0")/env.sh"
+
+pristine_dir() {
+    local d="$RNULL_CACHE/pristine"
+    local tar_id
+    tar_id=$(stat -c '%s-%Y' "$KERNEL_TARBALL")
+    if [[ ! -f $d/.tarball-id || $(cat "$d/.tarball-id") != "$tar_id" ]]; then
+        log "unpacking $KERNEL_TARBALL"
+        rm -rf "$d" "$d.tmp"
+        mkdir -p "$d.tmp"
+        tar -C "$d.tmp" -xf "$KERNEL_TARBALL" --strip-components=1
+        echo "$tar_id" > "$d.tmp/.tarball-id"
+        mv "$d.tmp" "$d"
+    fi
+    echo "$d"
+}
+
+kernel_version() {
+    make -s -C "$1" kernelversion
+}
+
+patches() { ls "$REPO"/kernel/patches/*.patch 2>/dev/null | sort; }
+
+fragments() {
+    echo "$REPO/kernel/config.fragment"
+    if [[ $FLAVOUR == debug ]]; then echo "$REPO/kernel/debug.fragment"; fi
+}
+
+cache_key() {
+    local kver=$1
+    {
+        echo "kver=$kver flavour=$FLAVOUR"
+        /usr/bin/rustc --version; "$BINDGEN" --version; clang --version | head -1
+        cat $(fragments)
+        for p in $(patches); do basename "$p"; cat "$p"; done
+        cat "$REPO/scripts/kernel.sh"
+    } | sha256sum | cut -c1-16
+}
+
+kdir() {
+    local p kver
+    p=$(pristine_dir)
+    kver=$(kernel_version "$p")
+    echo "$RNULL_CACHE/linux-$kver-$FLAVOUR/build"
+}
+
+build() {
+    local p kver key top src out
+    p=$(pristine_dir)
+    kver=$(kernel_version "$p")
+    key=$(cache_key "$kver")
+    top="$RNULL_CACHE/linux-$kver-$FLAVOUR"
+    src="$top/src"; out="$top/build"
+    if [[ -f $out/.rnull-stamp && $(cat "$out/.rnull-stamp") == "$key" \
+          && -f $out/arch/x86/boot/bzImage ]]; then
+        log "kernel $kver ($FLAVOUR) up to date: $out (key $key)"
+        return 0
+    fi
+    log "building kernel $kver ($FLAVOUR), key $key -> $out"
+    mkdir -p "$top"
+    if [[ ! -d $src ]]; then
+        log "copying pristine source"
+        cp -a "$p" "$src.tmp" && mv "$src.tmp" "$src"
+    fi
+    # Undo the previous patch series: restore every file it touched.
+    if [[ -f $src/.rnull-patched-files ]]; then
+        while read -r f; do
+            if [[ -e $p/$f ]]; then cp -p "$p/$f" "$src/$f"; else rm -f "$src/$f"; fi
+        done < "$src/.rnull-patched-files"
+        rm -f "$src/.rnull-patched-files"
+    fi
+    local files=()
+    for pf in $(patches); do
+        log "applying $(basename "$pf")"
+        mapfile -t -O "${#files[@]}" files < <(grep -E '^\+\+\+ b/' "$pf" | sed 's|^+++ b/||')
+        printf '%s\n' "${files[@]}" > "$src/.rnull-patched-files"
+        patch -d "$src" -p1 --no-backup-if-mismatch -s < "$pf" \
+            || die "$(basename "$pf") does not apply to $kver"
+    done
+    rm -f "$out/.rnull-stamp"
+    mkdir -p "$out"
+    make -s -C "$src" O="$out" "${KMAKE_ARGS[@]}" rustavailable >/dev/null \
+        || die "Rust toolchain not usable for the kernel (make rustavailable)"
+    make -s -C "$src" O="$out" "${KMAKE_ARGS[@]}" tinyconfig >/dev/null
+    local frags=()
+    mapfile -t frags < <(fragments)
+    KCONFIG_CONFIG="$out/.config" "$src/scripts/kconfig/merge_config.sh" -m -O "$out" \
+        "$out/.config" "${frags[@]}" >/dev/null
+    make -s -C "$src" O="$out" "${KMAKE_ARGS[@]}" olddefconfig >/dev/null
+    # Every fragment line must have stuck (a missing dependency silently drops it).
+    local bad=0
+    while read -r line; do
+        [[ $line =~ ^(CONFIG_[A-Z0-9_]+)=(.*)$ ]] || {
+            [[ $line =~ ^#\ (CONFIG_[A-Z0-9_]+)\ is\ not\ set ]] || continue
+            grep -q "^${BASH_REMATCH[1]}=" "$out/.config" && { log "config: ${BASH_REMATCH[1]} should be unset"; bad=1; }
+            continue
+        }
+        grep -qx -- "$line" "$out/.config" || { log "config: wanted $line, got: $(grep "^${BASH_REMATCH[1]}=" "$out/.config" || echo unset)"; bad=1; }
+    done < <(cat "${frags[@]}")
+    [[ $bad == 0 ]] || die "config fragment did not apply"
+    log "compiling (make -j$NPROC bzImage modules); progress every 200 objects"
+    local t0=$SECONDS n=0
+    make -C "$src" O="$out" "${KMAKE_ARGS[@]}" -j"$NPROC" bzImage modules 2>&1 \
+        | while IFS= read -r l; do
+            case "$l" in
+                *error*|*Error*|*warning:*) echo "$l" >&2 ;;
+                "  CC"*|"  RUSTC"*|"  AS"*|"  LD"*) n=$((n+1)); (( n % 200 == 0 )) && log "  ... $n objects ($((SECONDS-t0)) s): $l" ;;
+            esac
+          done
+    [[ ${PIPESTATUS[0]} == 0 ]] || die "kernel build failed"
+    echo "$key" > "$out/.rnull-stamp"
+    log "kernel built in $((SECONDS-t0)) s"
+}
+
+case "${1:-build}" in
+    build) build ;;
+    kdir) kdir ;;
+    *) die "usage: $0 build|kdir" ;;
+esac
