@@ -125,7 +125,11 @@ build() {
 }
 
 case "${1:-build}" in
-    build) build ;;
+    build)
+        mkdir -p "$RNULL_CACHE"
+        exec 9>"$RNULL_CACHE/.lock"
+        flock -n 9 || { log "another kernel build holds $RNULL_CACHE/.lock; waiting"; flock 9; }
+        build ;;
     kdir) kdir ;;
     *) die "usage: $0 build|kdir" ;;
 esac

@@ -1,0 +1,373 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Validation of rnull_split's configuration (module parameters and configfs
+//! attributes), with C null_blk's names, defaults and meaning.
+//!
+//! Pure logic: compiled into the module and, unchanged, into the host unit
+//! tests (`host-tests/`). Unlike C null_blk, nothing is clamped silently: a
+//! value out of range is refused with a [`ParamError`] that names the
+//! parameter, the value and what is accepted.
+
+use core::fmt;
+
+/// Sector size of the block layer, in bytes.
+pub const SECTOR_SIZE: u64 = 512;
+/// `PAGE_SIZE` on the architectures we build for.
+pub const PAGE_SIZE: u32 = 4096;
+/// Largest `max_sectors` null_blk lets through (`BLK_DEF_MAX_SECTORS_CAP`).
+pub const MAX_SECTORS_CAP: u32 = 2560;
+/// Deepest hardware queue blk-mq allows (`BLK_MQ_MAX_DEPTH`).
+pub const MAX_QUEUE_DEPTH: u32 = 10240;
+/// Most devices one module load may create.
+pub const MAX_DEVICES: u32 = 1024;
+/// Largest device, in GiB (1 PiB).
+pub const MAX_GB: u32 = 1 << 20;
+/// Longest simulated completion time for `irqmode=2`, in ns (1 s).
+pub const MAX_COMPLETION_NSEC: u64 = 1_000_000_000;
+
+/// How requests reach the driver (`queue_mode`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum QueueMode {
+    /// `0`: bio-based; the driver splits bios itself.
+    Bio,
+    /// `2`: blk-mq; the block layer splits bios before they reach the driver.
+    Mq,
+}
+
+/// How a completion is signalled (`irqmode`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IrqMode {
+    /// `0`: complete inline in the submission path.
+    None,
+    /// `1`: complete through the block layer's softirq / IPI path.
+    Softirq,
+    /// `2`: complete from a timer after `completion_nsec`.
+    Timer,
+}
+
+/// How a bio-based device makes the pieces of a split bio (`split_clone`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SplitClone {
+    /// `bio_split()`: the piece shares the parent's bvec table (since 2015).
+    Fast,
+    /// The pre-2015 `bio_clone_bioset()`: the piece gets a copy of every
+    /// remaining bvec of its parent.
+    Deep,
+}
+
+impl SplitClone {
+    /// Parse the parameter string (`fast` or `deep`, a trailing newline
+    /// allowed as written by `echo` into configfs).
+    pub fn parse(s: &[u8]) -> Option<Self> {
+        match trim_newline(s) {
+            b"fast" => Some(Self::Fast),
+            b"deep" => Some(Self::Deep),
+            _ => None,
+        }
+    }
+
+    /// The parameter string.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Fast => "fast",
+            Self::Deep => "deep",
+        }
+    }
+}
+
+/// Strip one trailing `\n`.
+pub fn trim_newline(s: &[u8]) -> &[u8] {
+    s.strip_suffix(b"\n").unwrap_or(s)
+}
+
+/// Raw parameter values, typed as C null_blk declares them.
+#[derive(Clone, Copy, Debug)]
+pub struct RawParams<'a> {
+    /// `gb`: size in GiB.
+    pub gb: i32,
+    /// `bs`: logical (and physical) block size in bytes.
+    pub bs: i32,
+    /// `nr_devices`: devices created at load time.
+    pub nr_devices: u32,
+    /// `submit_queues`: hardware queues.
+    pub submit_queues: i32,
+    /// `hw_queue_depth`: tags per hardware queue.
+    pub hw_queue_depth: i32,
+    /// `max_sectors`: largest request in 512-byte sectors, 0 = block layer default.
+    pub max_sectors: i32,
+    /// `queue_mode`: 0 = bio, 2 = blk-mq.
+    pub queue_mode: i32,
+    /// `irqmode`: 0 = none, 1 = softirq, 2 = timer.
+    pub irqmode: i32,
+    /// `completion_nsec`: completion time for `irqmode=2`.
+    pub completion_nsec: u64,
+    /// `memory_backed`: keep written data.
+    pub memory_backed: bool,
+    /// `discard`: support discard (needs `memory_backed`).
+    pub discard: bool,
+    /// `split_clone`: `fast` or `deep`.
+    pub split_clone: &'a [u8],
+}
+
+impl Default for RawParams<'_> {
+    /// C null_blk's defaults (with our `split_clone=fast`).
+    fn default() -> Self {
+        Self {
+            gb: 250,
+            bs: 512,
+            nr_devices: 1,
+            submit_queues: 1,
+            hw_queue_depth: 64,
+            max_sectors: 0,
+            queue_mode: 2,
+            irqmode: 0,
+            completion_nsec: 10_000,
+            memory_backed: false,
+            discard: false,
+            split_clone: b"fast",
+        }
+    }
+}
+
+/// A validated device configuration.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DeviceConfig {
+    /// Capacity in 512-byte sectors.
+    pub capacity_sectors: u64,
+    /// Logical and physical block size in bytes.
+    pub block_size: u32,
+    /// Hardware queues.
+    pub submit_queues: u32,
+    /// Tags per hardware queue.
+    pub hw_queue_depth: u32,
+    /// Largest request in sectors, 0 = block layer default.
+    pub max_sectors: u32,
+    /// Bio-based or blk-mq.
+    pub queue_mode: QueueMode,
+    /// Completion path.
+    pub irqmode: IrqMode,
+    /// Completion delay for [`IrqMode::Timer`].
+    pub completion_nsec: u64,
+    /// Keep data written to the device.
+    pub memory_backed: bool,
+    /// Accept discard requests.
+    pub discard: bool,
+    /// Clone flavour for bio-mode splits.
+    pub split_clone: SplitClone,
+}
+
+/// A refused parameter value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ParamError {
+    /// The parameter's name, as the user typed it.
+    pub name: &'static str,
+    /// The refused value.
+    pub value: Value,
+    /// What is accepted, as a phrase ("a power of two from 512 to 4096").
+    pub expected: &'static str,
+}
+
+/// A parameter value, for messages.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Value {
+    /// A number.
+    Int(i64),
+    /// A boolean.
+    Bool(bool),
+    /// A string that was not accepted (not shown, may be arbitrary bytes).
+    Text,
+}
+
+impl fmt::Display for ParamError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.value {
+            Value::Int(v) => write!(f, "invalid {}={}: must be {}", self.name, v, self.expected),
+            Value::Bool(v) => write!(
+                f,
+                "invalid {}={}: must be {}",
+                self.name, v as u8, self.expected
+            ),
+            Value::Text => write!(f, "invalid {}: must be {}", self.name, self.expected),
+        }
+    }
+}
+
+fn err(name: &'static str, value: i64, expected: &'static str) -> ParamError {
+    ParamError {
+        name,
+        value: Value::Int(value),
+        expected,
+    }
+}
+
+/// Check that `v` lies in `lo..=hi`.
+fn in_range(
+    name: &'static str,
+    v: i64,
+    lo: i64,
+    hi: i64,
+    expected: &'static str,
+) -> Result<u64, ParamError> {
+    if v < lo || v > hi {
+        return Err(err(name, v, expected));
+    }
+    Ok(v as u64)
+}
+
+/// Validate a block size: a power of two from 512 to `PAGE_SIZE`.
+pub fn validate_bs(bs: i64) -> Result<u32, ParamError> {
+    const EXPECTED: &str = "a power of two from 512 to 4096";
+    let v = in_range("bs", bs, 512, PAGE_SIZE as i64, EXPECTED)?;
+    if !v.is_power_of_two() {
+        return Err(err("bs", bs, EXPECTED));
+    }
+    Ok(v as u32)
+}
+
+/// Validate `max_sectors` for block size `bs`: 0 (default) or a multiple of
+/// the block size in sectors from one page (8) to 2560.
+pub fn validate_max_sectors(max_sectors: i64, bs: u32) -> Result<u32, ParamError> {
+    const EXPECTED: &str =
+        "0 (default) or 8..2560 sectors and a multiple of the block size in sectors";
+    if max_sectors == 0 {
+        return Ok(0);
+    }
+    let page_sectors = (PAGE_SIZE as u64 / SECTOR_SIZE) as i64;
+    let v = in_range(
+        "max_sectors",
+        max_sectors,
+        page_sectors,
+        MAX_SECTORS_CAP as i64,
+        EXPECTED,
+    )?;
+    if v % (bs as u64 / SECTOR_SIZE) != 0 {
+        return Err(err("max_sectors", max_sectors, EXPECTED));
+    }
+    Ok(v as u32)
+}
+
+/// Validate the size in GiB and return the capacity in sectors.
+pub fn validate_gb(gb: i64) -> Result<u64, ParamError> {
+    let gb = in_range("gb", gb, 1, MAX_GB as i64, "from 1 to 1048576 (GiB)")?;
+    Ok(gb_to_sectors(gb))
+}
+
+/// GiB to 512-byte sectors.
+pub const fn gb_to_sectors(gb: u64) -> u64 {
+    gb * (1 << 30) / SECTOR_SIZE
+}
+
+/// MiB (configfs `size`) to 512-byte sectors.
+pub const fn mb_to_sectors(mb: u64) -> u64 {
+    mb * (1 << 20) / SECTOR_SIZE
+}
+
+/// Validate `submit_queues` against the number of possible CPUs.
+pub fn validate_submit_queues(q: i64, nr_cpus: u32) -> Result<u32, ParamError> {
+    let v = in_range(
+        "submit_queues",
+        q,
+        1,
+        nr_cpus as i64,
+        "from 1 to the number of possible CPUs",
+    )?;
+    Ok(v as u32)
+}
+
+/// Validate `hw_queue_depth`.
+pub fn validate_hw_queue_depth(d: i64) -> Result<u32, ParamError> {
+    let v = in_range(
+        "hw_queue_depth",
+        d,
+        1,
+        MAX_QUEUE_DEPTH as i64,
+        "from 1 to 10240",
+    )?;
+    Ok(v as u32)
+}
+
+/// Validate `queue_mode`.
+pub fn validate_queue_mode(m: i64) -> Result<QueueMode, ParamError> {
+    match m {
+        0 => Ok(QueueMode::Bio),
+        2 => Ok(QueueMode::Mq),
+        _ => Err(err(
+            "queue_mode",
+            m,
+            "0 (bio) or 2 (blk-mq); 1 (legacy request queue) no longer exists",
+        )),
+    }
+}
+
+/// Validate `irqmode`.
+pub fn validate_irqmode(m: i64) -> Result<IrqMode, ParamError> {
+    match m {
+        0 => Ok(IrqMode::None),
+        1 => Ok(IrqMode::Softirq),
+        2 => Ok(IrqMode::Timer),
+        _ => Err(err("irqmode", m, "0 (none), 1 (softirq) or 2 (timer)")),
+    }
+}
+
+/// Validate `completion_nsec`.
+pub fn validate_completion_nsec(ns: u64) -> Result<u64, ParamError> {
+    if ns > MAX_COMPLETION_NSEC {
+        return Err(ParamError {
+            name: "completion_nsec",
+            value: Value::Int(ns.min(i64::MAX as u64) as i64),
+            expected: "at most 1000000000 (1 s)",
+        });
+    }
+    Ok(ns)
+}
+
+/// Validate `split_clone`.
+pub fn validate_split_clone(s: &[u8]) -> Result<SplitClone, ParamError> {
+    SplitClone::parse(s).ok_or(ParamError {
+        name: "split_clone",
+        value: Value::Text,
+        expected: "fast or deep",
+    })
+}
+
+/// Validate `discard` against `memory_backed`.
+pub fn validate_discard(discard: bool, memory_backed: bool) -> Result<bool, ParamError> {
+    if discard && !memory_backed {
+        return Err(ParamError {
+            name: "discard",
+            value: Value::Bool(true),
+            expected: "0 unless memory_backed=1",
+        });
+    }
+    Ok(discard)
+}
+
+/// Validate `nr_devices`.
+pub fn validate_nr_devices(n: u32) -> Result<u32, ParamError> {
+    in_range("nr_devices", n as i64, 0, MAX_DEVICES as i64, "from 0 to 1024").map(|v| v as u32)
+}
+
+impl RawParams<'_> {
+    /// Validate every parameter; the first bad one is reported.
+    ///
+    /// Returns the configuration shared by the `nr_devices` devices and their
+    /// number.
+    pub fn validate(&self, nr_cpus: u32) -> Result<(DeviceConfig, u32), ParamError> {
+        let nr_devices = validate_nr_devices(self.nr_devices)?;
+        let block_size = validate_bs(self.bs as i64)?;
+        let config = DeviceConfig {
+            capacity_sectors: validate_gb(self.gb as i64)?,
+            block_size,
+            submit_queues: validate_submit_queues(self.submit_queues as i64, nr_cpus)?,
+            hw_queue_depth: validate_hw_queue_depth(self.hw_queue_depth as i64)?,
+            max_sectors: validate_max_sectors(self.max_sectors as i64, block_size)?,
+            queue_mode: validate_queue_mode(self.queue_mode as i64)?,
+            irqmode: validate_irqmode(self.irqmode as i64)?,
+            completion_nsec: validate_completion_nsec(self.completion_nsec)?,
+            memory_backed: self.memory_backed,
+            discard: validate_discard(self.discard, self.memory_backed)?,
+            split_clone: validate_split_clone(self.split_clone)?,
+        };
+        Ok((config, nr_devices))
+    }
+}

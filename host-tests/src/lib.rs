@@ -1,0 +1,5 @@
+//! The modules' pure logic, compiled for the host so `cargo test` can check
+//! it. Each file is included unchanged by the kernel module that uses it.
+
+#[path = "../../common/params.rs"]
+pub mod params;

@@ -1,0 +1,108 @@
+use rnull_host_tests::params::*;
+
+fn raw() -> RawParams<'static> {
+    RawParams::default()
+}
+
+#[test]
+fn defaults_match_null_blk() {
+    let (c, n) = raw().validate(2).unwrap();
+    assert_eq!(n, 1);
+    assert_eq!(c.capacity_sectors, 250 * 1024 * 1024 * 2);
+    assert_eq!(c.block_size, 512);
+    assert_eq!(c.submit_queues, 1);
+    assert_eq!(c.hw_queue_depth, 64);
+    assert_eq!(c.max_sectors, 0);
+    assert_eq!(c.queue_mode, QueueMode::Mq);
+    assert_eq!(c.irqmode, IrqMode::None);
+    assert_eq!(c.completion_nsec, 10_000);
+    assert_eq!(c.split_clone, SplitClone::Fast);
+}
+
+#[test]
+fn sector_helpers() {
+    assert_eq!(gb_to_sectors(1), 2_097_152);
+    assert_eq!(mb_to_sectors(1), 2048);
+    assert_eq!(mb_to_sectors(0), 0);
+    assert_eq!(gb_to_sectors(MAX_GB as u64), (MAX_GB as u64) << 21);
+}
+
+#[test]
+fn block_size() {
+    for bs in [512, 1024, 2048, 4096] {
+        assert_eq!(validate_bs(bs).unwrap(), bs as u32);
+    }
+    for bs in [-512, 0, 256, 511, 513, 1000, 3072, 8192, i32::MAX as i64] {
+        let e = validate_bs(bs).unwrap_err();
+        assert_eq!(e.name, "bs");
+        assert_eq!(e.value, Value::Int(bs));
+    }
+}
+
+#[test]
+fn max_sectors() {
+    assert_eq!(validate_max_sectors(0, 512).unwrap(), 0);
+    assert_eq!(validate_max_sectors(8, 512).unwrap(), 8);
+    assert_eq!(validate_max_sectors(32, 4096).unwrap(), 32);
+    assert_eq!(validate_max_sectors(2560, 512).unwrap(), 2560);
+    assert_eq!(validate_max_sectors(9, 512).unwrap(), 9);
+    // below a page, above the cap, not a multiple of the block size, negative
+    for (v, bs) in [(7, 512), (1, 512), (2561, 512), (1 << 20, 512), (12, 4096), (-8, 512)] {
+        assert_eq!(validate_max_sectors(v, bs).unwrap_err().name, "max_sectors", "{v} {bs}");
+    }
+}
+
+#[test]
+fn gb_range() {
+    assert_eq!(validate_gb(1).unwrap(), 2_097_152);
+    assert!(validate_gb(0).is_err());
+    assert!(validate_gb(-1).is_err());
+    assert!(validate_gb(MAX_GB as i64 + 1).is_err());
+}
+
+#[test]
+fn queues() {
+    assert_eq!(validate_submit_queues(2, 2).unwrap(), 2);
+    assert!(validate_submit_queues(0, 2).is_err());
+    assert!(validate_submit_queues(3, 2).is_err());
+    assert!(validate_submit_queues(-1, 2).is_err());
+    assert_eq!(validate_hw_queue_depth(1).unwrap(), 1);
+    assert_eq!(validate_hw_queue_depth(10240).unwrap(), 10240);
+    assert!(validate_hw_queue_depth(0).is_err());
+    assert!(validate_hw_queue_depth(10241).is_err());
+}
+
+#[test]
+fn modes() {
+    assert_eq!(validate_queue_mode(0).unwrap(), QueueMode::Bio);
+    assert_eq!(validate_queue_mode(2).unwrap(), QueueMode::Mq);
+    assert!(validate_queue_mode(1).is_err());
+    assert!(validate_queue_mode(3).is_err());
+    assert_eq!(validate_irqmode(2).unwrap(), IrqMode::Timer);
+    assert!(validate_irqmode(-1).is_err());
+    assert!(validate_irqmode(3).is_err());
+    assert_eq!(validate_split_clone(b"deep\n").unwrap(), SplitClone::Deep);
+    assert_eq!(validate_split_clone(b"fast").unwrap(), SplitClone::Fast);
+    for s in [&b""[..], b"Fast", b"deep\n\n", b"slow", b"\xff"] {
+        assert_eq!(validate_split_clone(s).unwrap_err().value, Value::Text);
+    }
+    assert!(validate_completion_nsec(1_000_000_000).is_ok());
+    assert!(validate_completion_nsec(1_000_000_001).is_err());
+    assert!(validate_discard(true, false).is_err());
+    assert!(validate_discard(true, true).unwrap());
+}
+
+#[test]
+fn first_bad_parameter_is_named() {
+    let mut r = raw();
+    r.bs = 1000;
+    r.hw_queue_depth = 0;
+    let e = r.validate(2).unwrap_err();
+    assert_eq!(e.to_string(), "invalid bs=1000: must be a power of two from 512 to 4096");
+    let mut r = raw();
+    r.nr_devices = 5000;
+    assert_eq!(r.validate(2).unwrap_err().name, "nr_devices");
+    let mut r = raw();
+    r.split_clone = b"x";
+    assert_eq!(r.validate(2).unwrap_err().to_string(), "invalid split_clone: must be fast or deep");
+}

@@ -1,0 +1,58 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! rnull_split: a Rust null block device with C null_blk's parameters.
+//!
+//! `insmod rnull_split.ko` creates `nr_devices` disks `/dev/rnullb0`, ... that
+//! complete every request without moving data. The knobs are C null_blk's,
+//! with the same names, defaults and meaning:
+//!
+//! - `gb`, `bs`: size in GiB and block size (a power of two, 512..4096);
+//! - `submit_queues`, `hw_queue_depth`: blk-mq hardware queues and tags;
+//! - `max_sectors`: the queue's `max_hw_sectors`; `queue/max_sectors_kb` can
+//!   lower it at run time and the block layer then splits bios with fast
+//!   clones (`bio_split()`) before they reach the driver;
+//! - `irqmode`: 0 completes in `queue_rq`, 1 through the block layer's
+//!   softirq completion;
+//! - `queue_mode`: 2 (blk-mq) is the mode implemented here.
+//!
+//! A bad value makes `insmod` fail with `EINVAL` and a message naming the
+//! parameter and what it accepts; no device is left behind.
+//!
+//! Layout: `config.rs` turns parameters into a validated [`DeviceConfig`]
+//! (the checks themselves are the pure `common/params.rs`, unit-tested on the
+//! host); `device.rs` is the disk and its queue.
+
+use kernel::prelude::*;
+
+#[path = "../common/params.rs"]
+mod params;
+
+mod config;
+mod device;
+
+use params::DeviceConfig;
+
+module! {
+    type: RnullSplit,
+    name: "rnull_split",
+    author: "rnull-split project",
+    description: "Rust null block driver with fast-clone bio splitting",
+    license: "GPL v2",
+}
+
+struct RnullSplit {
+    _devices: KVec<device::NullDevice>,
+}
+
+impl kernel::Module for RnullSplit {
+    fn init(_module: &'static ThisModule) -> Result<Self> {
+        let (config, nr_devices) = config::from_module_params()?;
+        let mut devices = KVec::with_capacity(nr_devices as usize, GFP_KERNEL)?;
+        for index in 0..nr_devices {
+            // On error, `devices` drops and removes the disks made so far.
+            devices.push(device::NullDevice::new(index, &config)?, GFP_KERNEL)?;
+        }
+        pr_info!("{} device(s) of {} sectors\n", nr_devices, config.capacity_sectors);
+        Ok(Self { _devices: devices })
+    }
+}

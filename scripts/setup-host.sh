@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Install what building and testing need, idempotently: Debian packages and
+# bindgen-cli 0.69.5 from crates.io. A second run takes about a second.
+set -euo pipefail
+. "$(dirname "$0")/env.sh"
+
+pkgs=(linux-source-6.12 rustc-web rust-web-src clang lld llvm libclang-dev
+      bc flex bison libelf-dev libssl-dev cpio kmod xz-utils zstd make
+      qemu-system-x86 qemu-utils fio busybox-static e2fsprogs
+      python3 python3-matplotlib)
+missing=()
+for p in "${pkgs[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
+done
+if [[ ${#missing[@]} -gt 0 ]]; then
+    log "installing ${missing[*]}"
+    apt-get update -qq
+    args=()
+    for p in "${missing[@]}"; do
+        if [[ $p == qemu-utils ]]; then
+            # Debian's qemu-system-x86 needs qemu-utils of the same version; a
+            # newer backport may be preinstalled, so pick the matching one.
+            v=$(apt-cache policy qemu-system-x86 | awk '/Candidate:/{print $2}')
+            args+=("qemu-utils=$v")
+        else
+            args+=("$p")
+        fi
+    done
+    # qemu-system-x86 pulls qemu-utils along at its own version.
+    if [[ " ${missing[*]} " == *" qemu-system-x86 "* && " ${missing[*]} " != *" qemu-utils "* ]]; then
+        v=$(apt-cache policy qemu-system-x86 | awk '/Candidate:/{print $2}')
+        args+=("qemu-utils=$v")
+    fi
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --allow-downgrades "${args[@]}" >/dev/null
+fi
+if ! "$BINDGEN" --version 2>/dev/null | grep -q '0\.69\.5'; then
+    log "installing bindgen-cli 0.69.5"
+    cargo install --locked --quiet bindgen-cli --version 0.69.5
+fi
+log "host ready"

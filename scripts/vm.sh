@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# Boot the test kernel in QEMU and run one command in the guest.
+#
+#   scripts/vm.sh [--cpus N] [--mem MB] [--timeout S] [--out DIR] [--qemu ARG]... -- CMD [ARG...]
+#
+# The guest's root is the host's / (9p, read-only), so it has the host's fio,
+# bash and this repo at the same path; /tmp, /run and /root are tmpfs. CMD runs
+# as root in the repo directory with REPO, KDIR (the kernel build tree) and OUT
+# (a host directory mounted read-write, default out/vm) in its environment.
+# The console is streamed to stdout and saved to $OUT/console.log. The exit
+# status is CMD's; a timeout, panic or lost guest is a failure and prints the
+# console tail. QEMU runs under TCG; set VM_ACCEL=kvm where KVM works.
+set -euo pipefail
+. "$(dirname "$0")/env.sh"
+
+cpus=${VM_CPUS:-2} mem=${VM_MEM:-2048} timeout=${VM_TIMEOUT:-900}
+out=$REPO/out/vm
+qemu_extra=()
+while [[ $# -gt 0 ]]; do
+    case "$1" in
+        --cpus) cpus=$2; shift 2 ;;
+        --mem) mem=$2; shift 2 ;;
+        --timeout) timeout=$2; shift 2 ;;
+        --out) out=$2; shift 2 ;;
+        --qemu) qemu_extra+=("$2"); shift 2 ;;
+        --) shift; break ;;
+        *) die "unknown option $1 (usage: see header of $0)" ;;
+    esac
+done
+[[ $# -gt 0 ]] || die "no guest command given"
+
+kdir=$(scripts_dir=$(dirname "$0"); "$scripts_dir/kernel.sh" kdir)
+bzimage=$kdir/arch/x86/boot/bzImage
+[[ -f $bzimage ]] || die "no kernel at $bzimage: run 'make kernel' first"
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+rm -f "$out/.vm-rc"
+{
+    printf 'export REPO=%q KDIR=%q OUT=%q\n' "$REPO" "$kdir" "$out"
+    printf 'export VM_CPUS=%q\n' "$cpus"
+} > "$out/.vm-env"
+printf '%q ' "$@" > "$out/.vm-cmd"; echo >> "$out/.vm-cmd"
+
+case "${VM_ACCEL:-tcg}" in
+    kvm) accel=(-accel kvm -cpu host) ;;
+    *) accel=(-accel tcg,thread=multi -cpu max) ;;
+esac
+
+append="console=ttyS0 root=rootfs rootfstype=9p"
+append+=" rootflags=trans=virtio,version=9p2000.L,msize=262144,cache=loose ro"
+append+=" init=$REPO/scripts/guest-init.sh panic=-1 oops=panic=0 loglevel=6"
+append+=" VM_OUT=$out"
+
+set +e
+timeout --foreground -k 10 "$timeout" qemu-system-x86_64 \
+    "${accel[@]}" -smp "$cpus" -m "$mem" -display none -no-reboot \
+    -serial stdio -monitor none \
+    -kernel "$bzimage" -append "$append" \
+    -fsdev local,id=rootfs,path=/,security_model=none,readonly=on \
+    -device virtio-9p-pci,fsdev=rootfs,mount_tag=rootfs \
+    -fsdev local,id=out,path="$out",security_model=none \
+    -device virtio-9p-pci,fsdev=out,mount_tag=out \
+    "${qemu_extra[@]}" </dev/null 2>&1 | tee "$out/console.log"
+qrc=${PIPESTATUS[0]}
+set -e
+if [[ ! -f $out/.vm-rc ]]; then
+    if [[ $qrc == 124 ]]; then log "guest timed out after ${timeout}s"; else log "guest died (qemu exit $qrc)"; fi
+    log "console tail:"; tail -n 40 "$out/console.log" >&2
+    exit 1
+fi
+exit "$(cat "$out/.vm-rc")"
