@@ -9,7 +9,7 @@
 # KDIR defaults to the cached test kernel; any Rust-enabled 6.12 build with
 # kernel/patches applied works.
 
-KDIR ?= $(shell scripts/kernel.sh kdir)
+KDIR ?= $(shell scripts/kernel.sh kdir 2>/dev/null)
 KMAKE_ARGS := LLVM=1 RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc \
 	HOSTRUSTC=/usr/bin/rustc BINDGEN=$(HOME)/.cargo/bin/bindgen \
 	CONFIG_BLK_DEV_RNULL_SPLIT=m CONFIG_BLK_DEV_RVIRTIO=m

@@ -45,12 +45,12 @@ cache_key() {
         /usr/bin/rustc --version; "$BINDGEN" --version; clang --version | head -1
         cat $(fragments)
         for p in $(patches); do basename "$p"; cat "$p"; done
-        cat "$REPO/scripts/kernel.sh"
     } | sha256sum | cut -c1-16
 }
 
 kdir() {
     local p kver
+    [[ -f $KERNEL_TARBALL ]] || die "$KERNEL_TARBALL missing: run 'make setup'"
     p=$(pristine_dir)
     kver=$(kernel_version "$p")
     echo "$RNULL_CACHE/linux-$kver-$FLAVOUR/build"

@@ -1,0 +1,54 @@
+#!/bin/bash
+# Guest side of `make run` for the null drivers: the same fio jobs against
+# rnull_split, C null_blk and upstream rnull (6.12, fixed 4 KiB blocks, one
+# queue, 256 tags: the settings all three get here), loaded one at a time,
+# interleaved sample by sample, in one boot. One JSON object per fio run is
+# appended to $OUT/null.jsonl.
+#   bench/null.sh [SAMPLES] [RUNTIME_S]
+set -u
+SAMPLES=${1:-3} RUNTIME=${2:-5}
+RES=$OUT/null.jsonl
+: > "$RES"
+COMMON="gb=4 bs=4096 submit_queues=1 hw_queue_depth=256 irqmode=0"
+
+load() { # load DRIVER [EXTRA PARAMS]: insmod, print the device
+    local d=$1; shift
+    case $d in
+        rnull_split) insmod "$REPO/rnull_split/rnull_split.ko" $COMMON "$@" && echo rnullb0 ;;
+        null_blk) insmod "$KDIR/drivers/block/null_blk/null_blk.ko" $COMMON queue_mode=2 "$@" && echo nullb0 ;;
+        rnull) insmod "$KDIR/drivers/block/rnull_mod.ko" && echo rnullb0 ;;
+    esac
+}
+unload() {
+    case $1 in rnull) rmmod rnull_mod ;; *) rmmod "$1" ;; esac
+}
+
+run() { # run LABEL DRIVER WORKLOAD SAMPLE FIO-ARGS...
+    local label=$1 drv=$2 wl=$3 s=$4; shift 4
+    local dev
+    dev=$(load "$drv" ${LOAD_EXTRA:-}) || { echo "# load $drv failed"; return 1; }
+    [[ -n ${MSKB:-} ]] && echo "$MSKB" > "/sys/block/$dev/queue/max_sectors_kb"
+    fio --output-format=json --output=/tmp/b.json --name=b --filename=/dev/$dev \
+        --direct=1 --time_based --runtime="$RUNTIME" --ramp_time=1 "$@" >/dev/null
+    local rc=$?
+    unload "$drv"
+    [[ $rc == 0 ]] || { echo "# fio failed on $drv"; return 1; }
+    python3 - "$label" "$drv" "$wl" "$s" <<'PY' >> "$RES"
+import json, sys
+label, drv, wl, s = sys.argv[1:]
+j = json.load(open('/tmp/b.json'))['jobs'][0]
+r = j['read']
+print(json.dumps({'label': label, 'driver': drv, 'workload': wl, 'sample': int(s),
+                  'iops': r['iops'], 'MBps': r['bw_bytes'] / 1e6}))
+PY
+    tail -n 1 "$RES"
+}
+
+for s in $(seq "$SAMPLES"); do
+    for drv in rnull_split null_blk rnull; do
+        run "$drv" "$drv" randread-4k "$s" --rw=randread --bs=4k --ioengine=io_uring --iodepth=32
+    done
+    for drv in rnull_split null_blk rnull; do
+        MSKB=16 run "$drv" "$drv" seqread-1m-msk16 "$s" --rw=read --bs=1M --ioengine=io_uring --iodepth=16
+    done
+done

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# The test command: host unit tests, then every guest suite
+# (tests/host/*.sh, each booting its own guest). Prints every result line and
+# ends with "N passed, N failed" (a skipped check counts as neither).
+#
+#   scripts/check.sh [SUITE...]     e.g. scripts/check.sh rnull
+set -uo pipefail
+cd "$(dirname "$0")/.."
+. scripts/env.sh
+export OUT_DIR=${OUT_DIR:-$REPO/out}
+mkdir -p "$OUT_DIR"
+
+passed=0 failed=0 skipped=0
+count() { # count FILE: tally KTAP lines
+    local p f s
+    p=$(grep -cE '^ok [0-9]+ ' "$1" | head -1); s=$(grep -cE '^ok [0-9]+ .*# SKIP' "$1" | head -1)
+    f=$(grep -cE '^not ok [0-9]+ ' "$1" | head -1)
+    passed=$((passed + p - s)); skipped=$((skipped + s)); failed=$((failed + f))
+}
+
+suites=("$@")
+if [[ ${#suites[@]} == 0 ]]; then
+    suites=(host-unit)
+    for t in tests/host/*.sh; do suites+=("$(basename "$t" .sh)"); done
+fi
+
+for s in "${suites[@]}"; do
+    log "suite $s"
+    res=$OUT_DIR/$s.result
+    t0=$SECONDS
+    if [[ $s == host-unit ]]; then
+        # cargo's own summary lines, turned into KTAP lines
+        (cd host-tests && cargo test 2>&1) > "$OUT_DIR/cargo.log"
+        rc=$?
+        grep -E '^test .* \.\.\. (ok|FAILED)$' "$OUT_DIR/cargo.log" | awk '
+            { n++; sub(/^test /, ""); r=$NF; sub(/ \.\.\. (ok|FAILED)$/, "");
+              if (r == "ok") print "ok " n " - host: " $0; else print "not ok " n " - host: " $0 }' > "$res"
+        [[ $rc == 0 ]] || { grep -q '^not ok' "$res" || echo "not ok 1 - host: cargo test failed to build or run" >> "$res"; tail -n 30 "$OUT_DIR/cargo.log"; }
+    else
+        tests/host/$s.sh > "$res" 2>&1
+        rc=$?
+        if [[ $rc != 0 ]] && ! grep -q '^not ok' "$res"; then
+            echo "not ok 0 - $s: suite exited with status $rc" >> "$res"
+        fi
+    fi
+    sed "s/^/[$s] /" "$res" | grep -E '^\[[^]]*\] (ok|not ok|#)'
+    count "$res"
+    log "suite $s done in $((SECONDS - t0)) s"
+done
+
+echo
+echo "${passed} passed, ${failed} failed, ${skipped} skipped"
+[[ $failed == 0 ]]

@@ -1,0 +1,151 @@
+#!/bin/bash
+# rnull_split on blk-mq: geometry from parameters, I/O larger than
+# max_sectors split by the block layer with exact byte counts, refused bad
+# parameters, load/unload cycles, clean kernel log.
+. "$REPO/tests/lib.sh"
+KO=$REPO/rnull_split/rnull_split.ko
+
+loaded() { grep -q '^rnull_split ' /proc/modules; }
+unload() { rmmod rnull_split 2>/dev/null; ! loaded; }
+
+# --- defaults are null_blk's -------------------------------------------------
+if insmod "$KO"; then
+    ok "insmod with default parameters"
+    check "/dev/rnullb0 is a block device" test -b /dev/rnullb0
+    expect_eq "default size is 250 GiB" "$(sysblk rnullb0 size)" $((250 << 21))
+    expect_eq "default logical block size 512" "$(sysblk rnullb0 queue/logical_block_size)" 512
+    expect_eq "default max_hw_sectors_kb (block layer default 255 sectors)" \
+        "$(sysblk rnullb0 queue/max_hw_sectors_kb)" 127
+    expect_eq "one hardware queue" "$(ls /sys/block/rnullb0/mq | wc -l)" 1
+    expect_eq "queue depth 64" "$(sysblk rnullb0 queue/nr_requests)" 64
+    check "only one device by default" test ! -e /sys/block/rnullb1
+    check "rmmod" unload
+    check "rmmod removes the disk" test ! -e /sys/block/rnullb0
+else
+    not_ok "insmod with default parameters"
+fi
+dmesg_clean "defaults"
+
+# --- configured geometry -------------------------------------------------------
+if insmod "$KO" gb=2 bs=4096 nr_devices=2 submit_queues=2 hw_queue_depth=32 max_sectors=256; then
+    ok "insmod gb=2 bs=4096 nr_devices=2 submit_queues=2 hw_queue_depth=32 max_sectors=256"
+    expect_eq "size is 2 GiB" "$(blockdev --getsize64 /dev/rnullb0)" $((2 << 30))
+    expect_eq "logical block size 4096" "$(sysblk rnullb0 queue/logical_block_size)" 4096
+    expect_eq "physical block size 4096" "$(sysblk rnullb0 queue/physical_block_size)" 4096
+    expect_eq "max_hw_sectors_kb = max_sectors/2" "$(sysblk rnullb0 queue/max_hw_sectors_kb)" 128
+    expect_eq "max_sectors_kb starts at max_hw_sectors_kb" "$(sysblk rnullb0 queue/max_sectors_kb)" 128
+    expect_eq "two hardware queues" "$(ls /sys/block/rnullb0/mq | wc -l)" 2
+    expect_eq "queue depth 32" "$(sysblk rnullb0 queue/nr_requests)" 32
+    check "second device rnullb1 exists" test -b /dev/rnullb1
+    expect_eq "rnullb1 has the same size" "$(blockdev --getsize64 /dev/rnullb1)" $((2 << 30))
+
+    # max_sectors_kb can lower the limit; the block layer then splits.
+    echo 16 > /sys/block/rnullb0/queue/max_sectors_kb
+    expect_eq "max_sectors_kb lowered to 16" "$(sysblk rnullb0 queue/max_sectors_kb)" 16
+    check "max_sectors_kb cannot exceed max_hw_sectors_kb" \
+        bash -c '! echo 256 > /sys/block/rnullb0/queue/max_sectors_kb 2>/dev/null'
+
+    read0=$(awk '{print $1}' /sys/block/rnullb0/stat)
+    if fio_json --name=r --filename=/dev/rnullb0 --direct=1 --rw=read --bs=1M \
+            --size=32M --ioengine=io_uring --iodepth=8; then
+        expect_eq "1 MiB direct reads: exactly 32 MiB read" "$(fio_field read.io_bytes)" $((32 << 20))
+        read1=$(awk '{print $1}' /sys/block/rnullb0/stat)
+        expect_eq "each 1 MiB read reached the driver as 64 requests of 16 KiB" \
+            $((read1 - read0)) $((32 * 64))
+    else
+        not_ok "fio 1 MiB direct reads"
+    fi
+    write0=$(awk '{print $5}' /sys/block/rnullb0/stat)
+    if fio_json --name=w --filename=/dev/rnullb0 --direct=1 --rw=write --bs=1M \
+            --size=8M --ioengine=libaio --iodepth=4; then
+        expect_eq "1 MiB direct writes: exactly 8 MiB written" "$(fio_field write.io_bytes)" $((8 << 20))
+        write1=$(awk '{print $5}' /sys/block/rnullb0/stat)
+        expect_eq "each 1 MiB write reached the driver as 64 requests" \
+            $((write1 - write0)) $((8 * 64))
+    else
+        not_ok "fio 1 MiB direct writes"
+    fi
+    if fio_json --name=rr --filename=/dev/rnullb1 --direct=1 --rw=randrw --bs=4k \
+            --size=64M --io_size=16M --ioengine=io_uring --iodepth=32 --numjobs=2 \
+            --group_reporting; then
+        expect_eq "4 KiB random I/O on rnullb1 over 2 queues: 32 MiB moved" \
+            $(( $(fio_field read.io_bytes) + $(fio_field write.io_bytes) )) $((32 << 20))
+    else
+        not_ok "fio 4 KiB random I/O on rnullb1"
+    fi
+    check "rmmod removes both devices" bash -c 'rmmod rnull_split && ! test -e /sys/block/rnullb0 && ! test -e /sys/block/rnullb1'
+else
+    not_ok "insmod with configured geometry"
+fi
+dmesg_clean "configured geometry"
+
+# --- irqmode=1 completes through the block layer's softirq path -------------
+if insmod "$KO" irqmode=1 submit_queues=2 gb=1; then
+    if fio_json --name=s --filename=/dev/rnullb0 --direct=1 --rw=randread --bs=4k \
+            --size=64M --io_size=8M --ioengine=io_uring --iodepth=16 --numjobs=2 --group_reporting; then
+        expect_eq "irqmode=1: 16 MiB of 4 KiB reads completed" "$(fio_field read.io_bytes)" $((16 << 20))
+    else
+        not_ok "irqmode=1: fio"
+    fi
+    unload
+else
+    not_ok "insmod irqmode=1"
+fi
+dmesg_clean "irqmode=1"
+
+# --- bad parameters are refused with EINVAL and a message ---------------------
+refuse() {
+    local param=$1 shown=$2; shift 2
+    local out
+    dmesg -C
+    out=$(insmod "$KO" "$@" 2>&1)
+    local rc=$?
+    if [[ $rc != 0 ]] && grep -q "Invalid param" <<<"$out" && ! loaded \
+            && ! test -e /sys/block/rnullb0 && dmesg | grep -q "rnull_split: .*$shown"; then
+        ok "refused: $* ($param)"
+    else
+        not_ok "refused: $* (rc=$rc, out='$out', log='$(dmesg | tail -n 2 | tr '\n' ' ')')"
+        unload
+    fi
+}
+refuse gb "invalid gb=0" gb=0
+refuse gb "invalid gb=-1" gb=-1
+refuse gb "invalid gb=1048577" gb=1048577
+refuse gb "invalid for parameter .gb" gb=abc
+refuse bs "invalid bs=1000: must be a power of two" bs=1000
+refuse bs "invalid bs=256" bs=256
+refuse bs "invalid bs=8192" bs=8192
+refuse bs "invalid bs=0" bs=0
+refuse submit_queues "invalid submit_queues=0" submit_queues=0
+refuse submit_queues "invalid submit_queues=99" submit_queues=99
+refuse hw_queue_depth "invalid hw_queue_depth=0" hw_queue_depth=0
+refuse hw_queue_depth "invalid hw_queue_depth=10241" hw_queue_depth=10241
+refuse max_sectors "invalid max_sectors=4" max_sectors=4
+refuse max_sectors "invalid max_sectors=2561" max_sectors=2561
+refuse max_sectors "invalid max_sectors=12" bs=4096 max_sectors=12
+refuse max_sectors "invalid max_sectors=-8" max_sectors=-8
+refuse queue_mode "invalid queue_mode=1" queue_mode=1
+refuse queue_mode "invalid queue_mode=7" queue_mode=7
+refuse irqmode "invalid irqmode=3" irqmode=3
+refuse irqmode "invalid irqmode=-1" irqmode=-1
+refuse nr_devices "invalid nr_devices=1025" nr_devices=1025
+refuse nr_devices "invalid for parameter .nr_devices" nr_devices=-1
+refuse split_clone "invalid split_clone: must be fast or deep" split_clone=slow
+refuse discard "invalid discard=1" discard=1
+refuse completion_nsec "invalid completion_nsec=2000000000" completion_nsec=2000000000
+dmesg_clean "bad parameters"
+
+# --- 20 load/unload cycles leave nothing behind --------------------------------
+cycles=0
+for i in $(seq 20); do
+    insmod "$KO" nr_devices=2 gb=1 || break
+    dd if=/dev/rnullb1 of=/dev/null bs=64k count=16 iflag=direct status=none || break
+    rmmod rnull_split || break
+    cycles=$i
+done
+expect_eq "20 insmod/rmmod cycles with I/O" "$cycles" 20
+check "no rnullb device left after the cycles" bash -c '! ls /sys/block | grep -q rnullb'
+check "module not loaded after the cycles" bash -c '! grep -q "^rnull_split " /proc/modules'
+dmesg_clean "load/unload cycles"
+
+finish
