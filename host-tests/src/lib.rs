@@ -3,3 +3,6 @@
 
 #[path = "../../common/params.rs"]
 pub mod params;
+
+#[path = "../../common/sg_plan.rs"]
+pub mod sg_plan;

@@ -1,0 +1,261 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Thin wrappers over the blk-mq and scatterlist calls the driver needs.
+//!
+//! The 6.12 `kernel::block::mq` abstraction has no per-request driver data
+//! and no queue data, which the virtio frontend needs (the request header and
+//! the inline scatterlist live in the request), so the driver uses the C
+//! tag set directly; the raw calls are gathered here.
+
+use crate::sg_plan::{self, Op};
+use core::{ffi::c_void, ptr::NonNull};
+use kernel::{bindings, prelude::*};
+
+/// `blk_status_t`.
+pub(crate) type BlkStatus = bindings::blk_status_t;
+/// `BLK_STS_OK`.
+pub(crate) const BLK_STS_OK: BlkStatus = 0;
+/// `BLK_STS_NOTSUPP`.
+pub(crate) const BLK_STS_NOTSUPP: BlkStatus = 1;
+/// `BLK_STS_RESOURCE`.
+pub(crate) const BLK_STS_RESOURCE: BlkStatus = 9;
+/// `BLK_STS_IOERR`.
+pub(crate) const BLK_STS_IOERR: BlkStatus = 10;
+/// `BLK_STS_DEV_RESOURCE`.
+pub(crate) const BLK_STS_DEV_RESOURCE: BlkStatus = 13;
+
+/// The block status for a device status byte.
+pub(crate) fn status_to_blk(s: sg_plan::Status) -> BlkStatus {
+    match s {
+        sg_plan::Status::Ok => BLK_STS_OK,
+        sg_plan::Status::NotSupported => BLK_STS_NOTSUPP,
+        sg_plan::Status::IoErr => BLK_STS_IOERR,
+    }
+}
+
+/// A request owned by the driver: between `queue_rq` accepting it and
+/// `blk_mq_end_request`.
+///
+/// # Invariants
+///
+/// `self.0` is a live request of a tag set whose `cmd_size` covers `T`, and
+/// the driver owns it (it was handed to `queue_rq`, to `complete`, or
+/// allocated by the driver).
+#[derive(Clone, Copy)]
+pub(crate) struct Request(NonNull<bindings::request>);
+
+impl Request {
+    /// Wraps a request handed to the driver.
+    ///
+    /// # Safety
+    ///
+    /// `ptr` is a live request owned by the driver (see the type invariants).
+    pub(crate) unsafe fn from_raw(ptr: *mut bindings::request) -> Self {
+        // SAFETY: blk-mq hands non-null requests.
+        Self(unsafe { NonNull::new_unchecked(ptr) })
+    }
+
+    /// The request whose PDU is `pdu` (`blk_mq_rq_from_pdu`).
+    ///
+    /// # Safety
+    ///
+    /// `pdu` was returned by [`Request::pdu`] of a request the driver owns.
+    pub(crate) unsafe fn from_pdu(pdu: *mut c_void) -> Self {
+        // SAFETY: the PDU sits right behind its request.
+        unsafe { Self::from_raw(bindings::blk_mq_rq_from_pdu(pdu)) }
+    }
+
+    /// The raw pointer.
+    pub(crate) fn as_ptr(self) -> *mut bindings::request {
+        self.0.as_ptr()
+    }
+
+    /// The per-request driver data (`blk_mq_rq_to_pdu`).
+    pub(crate) fn pdu<T>(self) -> *mut T {
+        // SAFETY: live request (type invariant).
+        unsafe { bindings::blk_mq_rq_to_pdu(self.as_ptr()).cast() }
+    }
+
+    /// `req->q`.
+    pub(crate) fn queue(self) -> *mut bindings::request_queue {
+        // SAFETY: live request (type invariant).
+        unsafe { (*self.as_ptr()).q }
+    }
+
+    /// The operation, as the pure logic knows it.
+    pub(crate) fn op(self) -> Op {
+        // SAFETY: live request (type invariant).
+        let op = unsafe { bindings::req_op(self.as_ptr()) };
+        match op {
+            bindings::req_op_REQ_OP_READ => Op::Read,
+            bindings::req_op_REQ_OP_WRITE => Op::Write,
+            bindings::req_op_REQ_OP_FLUSH => Op::Flush,
+            bindings::req_op_REQ_OP_DISCARD => Op::Discard,
+            bindings::req_op_REQ_OP_WRITE_ZEROES => {
+                // SAFETY: live request (type invariant).
+                let flags = unsafe { (*self.as_ptr()).cmd_flags };
+                Op::WriteZeroes {
+                    nounmap: flags & (1 << bindings::req_flag_bits___REQ_NOUNMAP) != 0,
+                }
+            }
+            bindings::req_op_REQ_OP_DRV_IN => Op::DrvIn,
+            _ => Op::Other,
+        }
+    }
+
+    /// `blk_rq_pos()`: start sector.
+    pub(crate) fn pos(self) -> u64 {
+        // SAFETY: live request (type invariant).
+        unsafe { bindings::blk_rq_pos(self.as_ptr()) }
+    }
+
+    /// `blk_rq_bytes()`.
+    pub(crate) fn bytes(self) -> u32 {
+        // SAFETY: live request (type invariant).
+        unsafe { bindings::blk_rq_bytes(self.as_ptr()) }
+    }
+
+    /// `blk_rq_nr_phys_segments()`.
+    pub(crate) fn nr_phys_segments(self) -> u32 {
+        // SAFETY: live request (type invariant).
+        unsafe { bindings::blk_rq_nr_phys_segments(self.as_ptr()) as u32 }
+    }
+
+    /// `blk_rq_nr_discard_segments()`.
+    pub(crate) fn nr_discard_segments(self) -> u32 {
+        // SAFETY: live request (type invariant).
+        unsafe { bindings::blk_rq_nr_discard_segments(self.as_ptr()) as u32 }
+    }
+
+    /// `queue_max_discard_segments(req->q)`.
+    pub(crate) fn max_discard_segments(self) -> u32 {
+        // SAFETY: a live request's queue is live.
+        unsafe { (*self.queue()).limits.max_discard_segments as u32 }
+    }
+
+    /// Calls `f(sector, bytes)` for every bio of the request
+    /// (`__rq_for_each_bio`).
+    pub(crate) fn for_each_bio(self, mut f: impl FnMut(u64, u32)) {
+        // SAFETY: live request; its bio chain is stable while we own it.
+        let mut bio = unsafe { (*self.as_ptr()).bio };
+        while !bio.is_null() {
+            // SAFETY: `bio` is a live bio of the chain.
+            let (sector, size, next) =
+                unsafe { ((*bio).bi_iter.bi_sector, (*bio).bi_iter.bi_size, (*bio).bi_next) };
+            f(sector, size);
+            bio = next;
+        }
+    }
+
+    /// Attaches a kmalloc'ed payload (`bvec_set_virt(&req->special_vec, ..)`
+    /// plus `RQF_SPECIAL_PAYLOAD`); freed by [`Request::take_special_payload`].
+    ///
+    /// # Safety
+    ///
+    /// `buf` was allocated with `kmalloc` and holds `len` bytes.
+    pub(crate) unsafe fn set_special_payload(self, buf: *mut c_void, len: u32) {
+        let rq = self.as_ptr();
+        // SAFETY: live request owned by us; the special vector is ours to set.
+        unsafe {
+            bindings::bvec_set_virt(&raw mut (*rq).__bindgen_anon_3.special_vec, buf, len);
+            (*rq).rq_flags |= 1 << bindings::__RQF_SPECIAL_PAYLOAD;
+        }
+    }
+
+    /// Frees the payload of [`Request::set_special_payload`], if any
+    /// (`virtblk_cleanup_cmd`).
+    pub(crate) fn take_special_payload(self) {
+        let rq = self.as_ptr();
+        // SAFETY: live request owned by us.
+        unsafe {
+            if (*rq).rq_flags & (1 << bindings::__RQF_SPECIAL_PAYLOAD) != 0 {
+                (*rq).rq_flags &= !(1 << bindings::__RQF_SPECIAL_PAYLOAD);
+                bindings::kfree(bindings::bvec_virt(&raw mut (*rq).__bindgen_anon_3.special_vec));
+            }
+        }
+    }
+
+    /// `blk_rq_map_sg()`: fills `sgl` (with room for every physical segment)
+    /// and returns the number of entries used.
+    ///
+    /// # Safety
+    ///
+    /// `sgl` is an initialised table of at least `nr_phys_segments()` entries.
+    pub(crate) unsafe fn map_sg(self, sgl: *mut bindings::scatterlist) -> i32 {
+        // SAFETY: per the caller.
+        unsafe { bindings::blk_rq_map_sg(self.queue(), self.as_ptr(), sgl) }
+    }
+
+    /// `blk_mq_start_request()`.
+    pub(crate) fn start(self) {
+        // SAFETY: live request owned by us.
+        unsafe { bindings::blk_mq_start_request(self.as_ptr()) }
+    }
+
+    /// `blk_mq_complete_request()`: schedules `complete` for the request.
+    pub(crate) fn complete(self) {
+        // SAFETY: live, started request.
+        unsafe { bindings::blk_mq_complete_request(self.as_ptr()) }
+    }
+
+    /// `blk_mq_end_request()`: gives the request back to the block layer.
+    pub(crate) fn end(self, status: BlkStatus) {
+        // SAFETY: live request owned by us; ownership ends here.
+        unsafe { bindings::blk_mq_end_request(self.as_ptr(), status) }
+    }
+}
+
+/// `sg_alloc_table_chained(table, nents, first_chunk, n_first)`.
+///
+/// # Safety
+///
+/// `first_chunk` holds `n_first` entries that live as long as the table.
+pub(crate) unsafe fn sg_alloc_table_chained(
+    table: *mut bindings::sg_table,
+    nents: u32,
+    first_chunk: *mut bindings::scatterlist,
+    n_first: u32,
+) -> Result {
+    // SAFETY: per the caller.
+    kernel::error::to_result(unsafe {
+        bindings::sg_alloc_table_chained(table, nents as i32, first_chunk, n_first)
+    })
+}
+
+/// `sg_free_table_chained(table, n_first)`.
+///
+/// # Safety
+///
+/// `table` was set up by [`sg_alloc_table_chained`] with the same `n_first`.
+pub(crate) unsafe fn sg_free_table_chained(table: *mut bindings::sg_table, n_first: u32) {
+    // SAFETY: per the caller.
+    unsafe { bindings::sg_free_table_chained(table, n_first) }
+}
+
+/// `sg_init_one()`.
+///
+/// # Safety
+///
+/// `buf` stays valid for as long as `sg` is used.
+pub(crate) unsafe fn sg_init_one(sg: *mut bindings::scatterlist, buf: *const c_void, len: u32) {
+    // SAFETY: per the caller.
+    unsafe { bindings::sg_init_one(sg, buf, len) }
+}
+
+/// `blk_mq_stop_hw_queue(hctx)`.
+pub(crate) fn stop_hw_queue(hctx: *mut bindings::blk_mq_hw_ctx) {
+    // SAFETY: called from `queue_rq` with the live context blk-mq passed.
+    unsafe { bindings::blk_mq_stop_hw_queue(hctx) }
+}
+
+/// `blk_mq_start_stopped_hw_queues(q, true)`.
+pub(crate) fn start_stopped_hw_queues(q: *mut bindings::request_queue) {
+    // SAFETY: the disk's queue lives as long as its virtqueues.
+    unsafe { bindings::blk_mq_start_stopped_hw_queues(q, true) }
+}
+
+/// `kmalloc(len, GFP_ATOMIC)`.
+pub(crate) fn kmalloc_atomic(len: usize) -> *mut c_void {
+    // SAFETY: `krealloc(NULL, ..)` is `kmalloc`.
+    unsafe { bindings::krealloc(core::ptr::null(), len, GFP_ATOMIC.as_raw()) }
+}

@@ -1,0 +1,166 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! rvirtio_blk: a virtio-blk frontend in Rust.
+//!
+//! It binds to virtio block devices (`VIRTIO_ID_BLOCK`) and serves them as
+//! `/dev/rvdX` disks (C virtio_blk uses `vdX`, so both drivers can serve
+//! different disks in one boot, or be swapped with sysfs unbind/bind).
+//!
+//! 1. **Probe** ([`device`]): read the config space (SEG_MAX, SIZE_MAX,
+//!    BLK_SIZE, TOPOLOGY, DISCARD, WRITE_ZEROES, MQ, CONFIG_WCE/FLUSH, RO),
+//!    compute the queue limits exactly as C `virtblk_read_limits`, create one
+//!    blk-mq hardware queue per virtqueue, allocate the disk, read the serial.
+//! 2. **I/O** ([`request`]): every request becomes out header + data SGs +
+//!    status byte in one `virtqueue_add_sgs`; a full ring stops the hardware
+//!    queue until a completion; the last request of a batch (or
+//!    `commit_rqs`) kicks; the virtqueue interrupt completes.
+//! 3. **SG memory**: two scatterlist entries live inline in each request;
+//!    `sg_alloc_table_chained` takes a table from the SG pool only for more
+//!    than two segments and frees it at completion. `sg_prealloc=1` switches
+//!    to the pre-2021 design (seg_max entries per request) for A/B runs.
+//!    Counters are in debugfs ([`stats`]).
+//! 4. **Knobs**: parameters `num_queues`, `queue_depth`, `sg_prealloc`
+//!    ([`params`]); disk attributes `serial`, `cache_type` ([`sysfs`]).
+//!
+//! All C calls are in the wrapper modules [`virtio`] and [`blk`] plus the C
+//! callback entry points; the pure logic lives in `common/sg_plan.rs`,
+//! unit-tested on the host.
+
+use core::sync::atomic::Ordering;
+use kernel::{bindings, prelude::*};
+
+#[path = "../common/sg_plan.rs"]
+mod sg_plan;
+
+mod blk;
+mod device;
+mod params;
+mod request;
+mod stats;
+mod sysfs;
+#[macro_use]
+mod virtio;
+
+module! {
+    type: RVirtioBlk,
+    name: "rvirtio_blk",
+    author: "rnull-split project",
+    description: "Virtio block driver in Rust",
+    license: "GPL",
+}
+
+/// Features we understand (C `features[]` minus GEOMETRY, SECURE_ERASE, ZONED).
+static FEATURES: [u32; 10] = [
+    bindings::VIRTIO_BLK_F_SEG_MAX,
+    bindings::VIRTIO_BLK_F_SIZE_MAX,
+    bindings::VIRTIO_BLK_F_RO,
+    bindings::VIRTIO_BLK_F_BLK_SIZE,
+    bindings::VIRTIO_BLK_F_FLUSH,
+    bindings::VIRTIO_BLK_F_TOPOLOGY,
+    bindings::VIRTIO_BLK_F_CONFIG_WCE,
+    bindings::VIRTIO_BLK_F_MQ,
+    bindings::VIRTIO_BLK_F_DISCARD,
+    bindings::VIRTIO_BLK_F_WRITE_ZEROES,
+];
+
+static ID_TABLE: [bindings::virtio_device_id; 2] = [
+    bindings::virtio_device_id {
+        device: bindings::VIRTIO_ID_BLOCK,
+        vendor: bindings::VIRTIO_DEV_ANY_ID,
+    },
+    bindings::virtio_device_id { device: 0, vendor: 0 },
+];
+
+static DRIVER: virtio::VirtioDriver = virtio::VirtioDriver::new(
+    c_str!("rvirtio_blk"),
+    &ID_TABLE,
+    &FEATURES,
+    virtio::DriverOps {
+        probe: device::virtblk_probe,
+        remove: device::virtblk_remove,
+        config_changed: device::virtblk_config_changed,
+    },
+);
+
+/// The blk-mq operations (C `virtio_mq_ops`).
+pub(crate) static VIRTIO_MQ_OPS: bindings::blk_mq_ops = bindings::blk_mq_ops {
+    queue_rq: Some(request::virtio_queue_rq),
+    commit_rqs: Some(request::virtio_commit_rqs),
+    complete: Some(request::virtblk_request_done),
+    map_queues: Some(request::virtblk_map_queues),
+    // SAFETY: the other callbacks are optional; all-zero means none.
+    ..unsafe { core::mem::zeroed() }
+};
+
+/// `struct block_device_operations` with `owner = THIS_MODULE`.
+pub(crate) struct Fops(core::cell::UnsafeCell<bindings::block_device_operations>);
+
+// SAFETY: written once in module init before any disk exists, read-only after.
+unsafe impl Sync for Fops {}
+
+impl Fops {
+    /// As the disk wants it.
+    pub(crate) fn as_ptr(&self) -> *const bindings::block_device_operations {
+        self.0.get()
+    }
+}
+
+pub(crate) static VIRTBLK_FOPS: Fops = Fops(core::cell::UnsafeCell::new(
+    bindings::block_device_operations {
+        free_disk: Some(device::virtblk_free_disk),
+        // SAFETY: all-zero means no other operation.
+        ..unsafe { core::mem::zeroed() }
+    },
+));
+
+static mut DEBUGFS_ROOT: stats::DebugfsDir = stats::DebugfsDir::none();
+
+/// `/sys/kernel/debug/rvirtio_blk`.
+pub(crate) fn debugfs_root() -> &'static stats::DebugfsDir {
+    // SAFETY: written only in init (before probe) and exit (after remove).
+    unsafe { &*core::ptr::addr_of!(DEBUGFS_ROOT) }
+}
+
+struct RVirtioBlk;
+
+impl kernel::Module for RVirtioBlk {
+    fn init(module: &'static ThisModule) -> Result<Self> {
+        // SAFETY: no disk exists yet; nothing reads the ops concurrently.
+        unsafe { (*VIRTBLK_FOPS.0.get()).owner = module.as_ptr() };
+        // SAFETY: `__register_blkdev(0, ..)` allocates a major.
+        let major = unsafe { bindings::__register_blkdev(0, c_str!("rvirtblk").as_char_ptr(), None) };
+        if major < 0 {
+            return Err(Error::from_errno(major));
+        }
+        device::MAJOR.store(major as u32, Ordering::Relaxed);
+        // SAFETY: single-threaded init, before registration.
+        unsafe {
+            DEBUGFS_ROOT = stats::DebugfsDir::create(c_str!("rvirtio_blk").as_char_ptr(), None)
+        };
+        // SAFETY: registered once; unregistered in `drop`.
+        if let Err(e) = unsafe { DRIVER.register(module) } {
+            // SAFETY: as above.
+            unsafe {
+                DEBUGFS_ROOT = stats::DebugfsDir::none();
+                bindings::unregister_blkdev(major as u32, c_str!("rvirtblk").as_char_ptr());
+            }
+            return Err(e);
+        }
+        Ok(RVirtioBlk)
+    }
+}
+
+impl Drop for RVirtioBlk {
+    fn drop(&mut self) {
+        // SAFETY: registered in `init`; this removes every device.
+        unsafe { DRIVER.unregister() };
+        // SAFETY: no device left; single-threaded exit.
+        unsafe {
+            DEBUGFS_ROOT = stats::DebugfsDir::none();
+            bindings::unregister_blkdev(
+                device::MAJOR.load(Ordering::Relaxed),
+                c_str!("rvirtblk").as_char_ptr(),
+            );
+        }
+    }
+}

@@ -1,0 +1,142 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! SG memory counters, shown in debugfs under
+//! `/sys/kernel/debug/rvirtio_blk/<disk>/`:
+//!
+//! - `requests`: data requests mapped (those with at least one segment);
+//! - `chained`: of those, how many needed a chained table from the SG pool;
+//! - `sg_bytes`, `sg_bytes_peak`: SG pool bytes held now / at most;
+//! - `pdu_bytes`, `inline_sg`, `tagset_sg_bytes`, `queue_depth`,
+//!   `nr_hw_queues`: the per-request data size, inline entries per request and
+//!   the SG memory preallocated by the whole tag set;
+//! - `vqN_requests`: requests submitted on virtqueue N.
+
+use crate::sg_plan;
+use core::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use kernel::bindings;
+
+/// The counters of one disk.
+#[derive(Default)]
+pub(crate) struct Stats {
+    /// Data requests mapped.
+    pub(crate) requests: AtomicU64,
+    /// Requests that needed a chained table.
+    pub(crate) chained: AtomicU64,
+    /// SG pool bytes held now.
+    pub(crate) sg_bytes: AtomicU64,
+    /// Peak of `sg_bytes`.
+    pub(crate) sg_bytes_peak: AtomicU64,
+    /// Per-request data size.
+    pub(crate) pdu_bytes: AtomicU64,
+    /// Inline SG entries per request.
+    pub(crate) inline_sg: AtomicU64,
+    /// SG bytes preallocated by the tag set.
+    pub(crate) tagset_sg_bytes: AtomicU64,
+    /// Tag set queue depth.
+    pub(crate) queue_depth: AtomicU64,
+    /// Hardware queues.
+    pub(crate) nr_hw_queues: AtomicU64,
+}
+
+impl Stats {
+    /// Accounts a request mapped with `nents` segments.
+    pub(crate) fn mapped(&self, nents: u32, first_chunk: u32) {
+        self.requests.fetch_add(1, Relaxed);
+        if sg_plan::needs_chained_table(nents, first_chunk) {
+            self.chained.fetch_add(1, Relaxed);
+            let b = sg_plan::chained_table_bytes(nents, first_chunk, sg_size());
+            let now = self.sg_bytes.fetch_add(b, Relaxed) + b;
+            self.sg_bytes_peak.fetch_max(now, Relaxed);
+        }
+    }
+
+    /// Accounts the release of a request mapped with `nents` segments.
+    pub(crate) fn unmapped(&self, nents: u32, first_chunk: u32) {
+        if sg_plan::needs_chained_table(nents, first_chunk) {
+            let b = sg_plan::chained_table_bytes(nents, first_chunk, sg_size());
+            self.sg_bytes.fetch_sub(b, Relaxed);
+        }
+    }
+}
+
+/// `sizeof(struct scatterlist)`.
+pub(crate) const fn sg_size() -> usize {
+    core::mem::size_of::<bindings::scatterlist>()
+}
+
+/// A debugfs directory, removed (with its files) on drop.
+///
+/// # Invariants
+///
+/// `self.0` is null or a directory created by `debugfs_create_dir`.
+pub(crate) struct DebugfsDir(*mut bindings::dentry);
+
+// SAFETY: debugfs calls may be made from any thread.
+unsafe impl Send for DebugfsDir {}
+// SAFETY: see `Send`.
+unsafe impl Sync for DebugfsDir {}
+
+impl DebugfsDir {
+    /// No directory.
+    pub(crate) const fn none() -> Self {
+        Self(core::ptr::null_mut())
+    }
+
+    /// `debugfs_create_dir(name, parent)`; `None` parent means the root.
+    pub(crate) fn create(name: *const core::ffi::c_char, parent: Option<&DebugfsDir>) -> Self {
+        let p = parent.map_or(core::ptr::null_mut(), |d| d.0);
+        // SAFETY: `name` is a NUL-terminated string; `p` null or a directory.
+        let d = unsafe { bindings::debugfs_create_dir(name, p) };
+        // debugfs returns error pointers, which must not be used as parents.
+        // SAFETY: `IS_ERR` only looks at the value.
+        if d.is_null() || unsafe { bindings::IS_ERR(d.cast()) } {
+            Self::none()
+        } else {
+            // INVARIANT: a directory created by debugfs.
+            Self(d)
+        }
+    }
+
+    /// A read-only file showing `v`.
+    ///
+    /// # Safety
+    ///
+    /// `v` outlives this directory (the file is removed with it).
+    pub(crate) unsafe fn u64_file(&self, name: *const core::ffi::c_char, v: &AtomicU64) {
+        if self.0.is_null() {
+            return;
+        }
+        // SAFETY: `self.0` is a directory; `v` outlives the file (caller);
+        // debugfs reads the u64 with a plain load, fine for a counter.
+        unsafe { bindings::debugfs_create_u64(name, 0o444, self.0, v.as_ptr()) };
+    }
+
+    /// Shows every counter of `s`.
+    ///
+    /// # Safety
+    ///
+    /// `s` outlives this directory.
+    pub(crate) unsafe fn add_stats(&self, s: &Stats) {
+        // SAFETY: per the caller.
+        unsafe {
+            self.u64_file(c"requests".as_ptr(), &s.requests);
+            self.u64_file(c"chained".as_ptr(), &s.chained);
+            self.u64_file(c"sg_bytes".as_ptr(), &s.sg_bytes);
+            self.u64_file(c"sg_bytes_peak".as_ptr(), &s.sg_bytes_peak);
+            self.u64_file(c"pdu_bytes".as_ptr(), &s.pdu_bytes);
+            self.u64_file(c"inline_sg".as_ptr(), &s.inline_sg);
+            self.u64_file(c"tagset_sg_bytes".as_ptr(), &s.tagset_sg_bytes);
+            self.u64_file(c"queue_depth".as_ptr(), &s.queue_depth);
+            self.u64_file(c"nr_hw_queues".as_ptr(), &s.nr_hw_queues);
+        }
+    }
+}
+
+impl Drop for DebugfsDir {
+    fn drop(&mut self) {
+        if !self.0.is_null() {
+            // SAFETY: a directory we created (type invariant).
+            unsafe { bindings::debugfs_remove(self.0) };
+        }
+    }
+}

@@ -1,0 +1,504 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Thin wrappers over the C virtio API: the device, its config space, its
+//! virtqueues, the driver registration and `uint` module parameters.
+//!
+//! The 6.12 kernel crate has no virtio abstraction, so this module (and its
+//! sibling [`crate::blk`] for blk-mq) is where the raw `bindings::` calls of
+//! the driver live. The rest of the driver uses the types below.
+
+use core::{cell::UnsafeCell, ffi::c_void, ptr::NonNull};
+use kernel::{bindings, error::to_result, prelude::*, types::Opaque};
+
+/// A virtio device bound to this driver.
+///
+/// # Invariants
+///
+/// `self.0` points to a live `struct virtio_device` from the start of
+/// `probe` until `remove` returns; the driver drops every copy before that.
+#[derive(Clone, Copy)]
+pub(crate) struct VirtioDevice(NonNull<bindings::virtio_device>);
+
+// SAFETY: the C virtio core allows config-space and virtqueue calls from any
+// thread; the driver serialises what needs it (virtqueue locks).
+unsafe impl Send for VirtioDevice {}
+// SAFETY: see `Send`.
+unsafe impl Sync for VirtioDevice {}
+
+impl VirtioDevice {
+    /// Wraps the device handed to a driver callback.
+    ///
+    /// # Safety
+    ///
+    /// `ptr` must be a live virtio device bound to this driver, and stay so
+    /// while the returned value is used.
+    pub(crate) unsafe fn from_raw(ptr: *mut bindings::virtio_device) -> Self {
+        // INVARIANT: guaranteed by the caller.
+        // SAFETY: C passes non-null devices to driver callbacks.
+        Self(unsafe { NonNull::new_unchecked(ptr) })
+    }
+
+    /// The raw pointer.
+    pub(crate) fn as_ptr(self) -> *mut bindings::virtio_device {
+        self.0.as_ptr()
+    }
+
+    /// `&vdev->dev`, the parent of the disk.
+    pub(crate) fn device(self) -> *mut bindings::device {
+        // SAFETY: `self.0` is live (type invariant); only the address is taken.
+        unsafe { &raw mut (*self.as_ptr()).dev }
+    }
+
+    /// `vdev->priv`.
+    pub(crate) fn drvdata(self) -> *mut c_void {
+        // SAFETY: `self.0` is live (type invariant).
+        unsafe { (*self.as_ptr()).priv_ }
+    }
+
+    /// Sets `vdev->priv`.
+    pub(crate) fn set_drvdata(self, data: *mut c_void) {
+        // SAFETY: `self.0` is live; `priv` belongs to the bound driver.
+        unsafe { (*self.as_ptr()).priv_ = data };
+    }
+
+    /// `virtio_has_feature()`.
+    pub(crate) fn has_feature(self, fbit: u32) -> bool {
+        // SAFETY: `self.0` is live (type invariant).
+        unsafe { bindings::virtio_has_feature(self.as_ptr(), fbit) }
+    }
+
+    /// Whether the transport can read the device-specific config space.
+    pub(crate) fn has_config_access(self) -> bool {
+        // SAFETY: `self.0` is live (type invariant).
+        unsafe { bindings::virtio_has_config_get(self.as_ptr()) }
+    }
+
+    /// `virtio_cread8()` at byte offset `off` of the device config.
+    pub(crate) fn cread8(self, off: usize) -> u8 {
+        // SAFETY: `self.0` is live; the transport bounds-checks `off`.
+        unsafe { bindings::virtio_cread8(self.as_ptr(), off as u32) }
+    }
+
+    /// `virtio_cread16()`.
+    pub(crate) fn cread16(self, off: usize) -> u16 {
+        // SAFETY: as for `cread8`.
+        unsafe { bindings::virtio_cread16(self.as_ptr(), off as u32) }
+    }
+
+    /// `virtio_cread32()`.
+    pub(crate) fn cread32(self, off: usize) -> u32 {
+        // SAFETY: as for `cread8`.
+        unsafe { bindings::virtio_cread32(self.as_ptr(), off as u32) }
+    }
+
+    /// `virtio_cread64()`.
+    pub(crate) fn cread64(self, off: usize) -> u64 {
+        // SAFETY: as for `cread8`.
+        unsafe { bindings::virtio_cread64(self.as_ptr(), off as u32) }
+    }
+
+    /// `virtio_cwrite8()`.
+    pub(crate) fn cwrite8(self, off: usize, val: u8) {
+        // SAFETY: as for `cread8`.
+        unsafe { bindings::virtio_cwrite8(self.as_ptr(), off as u32, val) }
+    }
+
+    /// `virtio_cread_feature()`: `read()` if `fbit` was negotiated.
+    pub(crate) fn cread_feature<T>(self, fbit: u32, read: impl FnOnce(Self) -> T) -> Option<T> {
+        if self.has_feature(fbit) {
+            Some(read(self))
+        } else {
+            None
+        }
+    }
+
+    /// `cpu_to_virtio32()`.
+    pub(crate) fn cpu_to_virtio32(self, v: u32) -> u32 {
+        // SAFETY: `self.0` is live (type invariant).
+        unsafe { bindings::cpu_to_virtio32(self.as_ptr(), v) }
+    }
+
+    /// `cpu_to_virtio64()`.
+    pub(crate) fn cpu_to_virtio64(self, v: u64) -> u64 {
+        // SAFETY: `self.0` is live (type invariant).
+        unsafe { bindings::cpu_to_virtio64(self.as_ptr(), v) }
+    }
+
+    /// `virtio_max_dma_size()`.
+    pub(crate) fn max_dma_size(self) -> u64 {
+        // SAFETY: `self.0` is live (type invariant).
+        unsafe { bindings::virtio_max_dma_size(self.as_ptr()) as u64 }
+    }
+
+    /// `virtio_find_vqs()` with one callback for every queue, named after
+    /// `names` (NUL-terminated, kept alive by the caller until `del_vqs`).
+    pub(crate) fn find_vqs(
+        self,
+        names: &[[u8; 16]],
+        callback: unsafe extern "C" fn(*mut bindings::virtqueue),
+        out: &mut KVec<Virtqueue>,
+    ) -> Result {
+        let n = names.len();
+        let mut infos = KVec::with_capacity(n, GFP_KERNEL)?;
+        let mut vqs: KVec<*mut bindings::virtqueue> = KVec::with_capacity(n, GFP_KERNEL)?;
+        for name in names {
+            infos.push(
+                bindings::virtqueue_info {
+                    name: name.as_ptr().cast(),
+                    callback: Some(callback),
+                    ctx: false,
+                },
+                GFP_KERNEL,
+            )?;
+            vqs.push(core::ptr::null_mut(), GFP_KERNEL)?;
+        }
+        // SAFETY: `infos` and `vqs` hold `n` entries each; the names outlive
+        // the virtqueues (caller); a null `desc` asks for default affinity.
+        to_result(unsafe {
+            bindings::virtio_find_vqs(
+                self.as_ptr(),
+                n as u32,
+                vqs.as_mut_ptr(),
+                infos.as_mut_ptr(),
+                core::ptr::null_mut(),
+            )
+        })?;
+        for vq in vqs.iter() {
+            // INVARIANT: `find_vqs` succeeded, so every entry is a live queue
+            // until `del_vqs`.
+            out.push(Virtqueue(NonNull::new(*vq).ok_or(EINVAL)?), GFP_KERNEL)?;
+        }
+        Ok(())
+    }
+
+    /// `vdev->config->del_vqs()`. Every [`Virtqueue`] is dead afterwards.
+    pub(crate) fn del_vqs(self) {
+        // SAFETY: `self.0` is live; the caller stopped using the queues.
+        unsafe { bindings::virtio_del_vqs(self.as_ptr()) }
+    }
+
+    /// `virtio_device_ready()`: the queues may be used from now on.
+    pub(crate) fn device_ready(self) {
+        // SAFETY: `self.0` is live (type invariant).
+        unsafe { bindings::virtio_device_ready(self.as_ptr()) }
+    }
+
+    /// `virtio_reset_device()`: stops the device and its interrupts.
+    pub(crate) fn reset(self) {
+        // SAFETY: `self.0` is live (type invariant).
+        unsafe { bindings::virtio_reset_device(self.as_ptr()) }
+    }
+}
+
+/// One virtqueue of a [`VirtioDevice`].
+///
+/// # Invariants
+///
+/// `self.0` is a live virtqueue between `find_vqs` and `del_vqs`. Calls that
+/// change the ring (`add_sgs`, `kick_prepare`, `get_buf`, callbacks control)
+/// are made with the queue's [`IrqSpinLock`] held, as the C API requires.
+#[derive(Clone, Copy)]
+pub(crate) struct Virtqueue(NonNull<bindings::virtqueue>);
+
+// SAFETY: virtqueue calls are serialised by the driver's per-queue lock.
+unsafe impl Send for Virtqueue {}
+// SAFETY: see `Send`.
+unsafe impl Sync for Virtqueue {}
+
+impl Virtqueue {
+    /// Wraps the queue handed to a virtqueue callback.
+    ///
+    /// # Safety
+    ///
+    /// `ptr` must be a live virtqueue.
+    pub(crate) unsafe fn from_raw(ptr: *mut bindings::virtqueue) -> Self {
+        // SAFETY: callbacks get non-null queues; liveness from the caller.
+        Self(unsafe { NonNull::new_unchecked(ptr) })
+    }
+
+    /// `vq->index`.
+    pub(crate) fn index(self) -> usize {
+        // SAFETY: `self.0` is live (type invariant).
+        unsafe { (*self.0.as_ptr()).index as usize }
+    }
+
+    /// `vq->num_free`.
+    pub(crate) fn num_free(self) -> u32 {
+        // SAFETY: `self.0` is live (type invariant).
+        unsafe { (*self.0.as_ptr()).num_free }
+    }
+
+    /// `vq->vdev`.
+    pub(crate) fn vdev(self) -> VirtioDevice {
+        // SAFETY: a live queue's device is live and bound to us.
+        unsafe { VirtioDevice::from_raw((*self.0.as_ptr()).vdev) }
+    }
+
+    /// `virtqueue_add_sgs(vq, sgs, out, in, data, GFP_ATOMIC)`.
+    ///
+    /// # Safety
+    ///
+    /// The lock of this queue is held; `sgs` holds `out + in` valid,
+    /// terminated scatterlists whose buffers stay alive and DMA-able until
+    /// [`Virtqueue::get_buf`] returns `data`.
+    pub(crate) unsafe fn add_sgs(
+        self,
+        sgs: &mut [*mut bindings::scatterlist],
+        out: u32,
+        in_: u32,
+        data: *mut c_void,
+    ) -> Result {
+        // SAFETY: guaranteed by the caller.
+        to_result(unsafe {
+            bindings::virtqueue_add_sgs(
+                self.0.as_ptr(),
+                sgs.as_mut_ptr(),
+                out,
+                in_,
+                data,
+                GFP_ATOMIC.as_raw(),
+            )
+        })
+    }
+
+    /// `virtqueue_kick_prepare()`; call with the queue lock held.
+    pub(crate) fn kick_prepare(self) -> bool {
+        // SAFETY: `self.0` is live; the caller holds the queue lock.
+        unsafe { bindings::virtqueue_kick_prepare(self.0.as_ptr()) }
+    }
+
+    /// `virtqueue_notify()`; may be called without the lock.
+    pub(crate) fn notify(self) -> bool {
+        // SAFETY: `self.0` is live (type invariant).
+        unsafe { bindings::virtqueue_notify(self.0.as_ptr()) }
+    }
+
+    /// `virtqueue_kick()`; call with the queue lock held.
+    pub(crate) fn kick(self) -> bool {
+        // SAFETY: `self.0` is live; the caller holds the queue lock.
+        unsafe { bindings::virtqueue_kick(self.0.as_ptr()) }
+    }
+
+    /// `virtqueue_get_buf()`: the `data` of a completed buffer.
+    pub(crate) fn get_buf(self) -> Option<NonNull<c_void>> {
+        let mut len = 0u32;
+        // SAFETY: `self.0` is live; the caller holds the queue lock.
+        NonNull::new(unsafe { bindings::virtqueue_get_buf(self.0.as_ptr(), &mut len) })
+    }
+
+    /// `virtqueue_disable_cb()`.
+    pub(crate) fn disable_cb(self) {
+        // SAFETY: `self.0` is live (type invariant).
+        unsafe { bindings::virtqueue_disable_cb(self.0.as_ptr()) }
+    }
+
+    /// `virtqueue_enable_cb()`: false if buffers arrived meanwhile.
+    pub(crate) fn enable_cb(self) -> bool {
+        // SAFETY: `self.0` is live (type invariant).
+        unsafe { bindings::virtqueue_enable_cb(self.0.as_ptr()) }
+    }
+}
+
+/// An interrupt-safe spinlock (`spin_lock_irqsave`), for state shared with
+/// the virtqueue interrupt callback.
+///
+/// # Invariants
+///
+/// The lock is initialised by [`IrqSpinLock::init`] before first use and
+/// does not move afterwards.
+pub(crate) struct IrqSpinLock(Opaque<bindings::spinlock_t>);
+
+impl IrqSpinLock {
+    /// An uninitialised lock; call [`IrqSpinLock::init`] once it is in place.
+    pub(crate) fn new() -> Self {
+        Self(Opaque::uninit())
+    }
+
+    /// `spin_lock_init()`.
+    ///
+    /// # Safety
+    ///
+    /// Called once, before any `lock`, with `self` at its final address.
+    pub(crate) unsafe fn init(&self) {
+        // SAFETY: `self.0` is valid memory for a spinlock.
+        unsafe { bindings::spin_lock_init(self.0.get()) }
+    }
+
+    /// `spin_lock_irqsave()`; unlocked when the guard drops.
+    pub(crate) fn lock(&self) -> IrqSpinLockGuard<'_> {
+        // SAFETY: initialised (type invariant).
+        let flags = unsafe { bindings::spin_lock_irqsave(self.0.get()) };
+        IrqSpinLockGuard { lock: self, flags }
+    }
+}
+
+/// Holds an [`IrqSpinLock`]; restores interrupts when dropped.
+pub(crate) struct IrqSpinLockGuard<'a> {
+    lock: &'a IrqSpinLock,
+    flags: core::ffi::c_ulong,
+}
+
+impl Drop for IrqSpinLockGuard<'_> {
+    fn drop(&mut self) {
+        // SAFETY: the guard exists only while the lock is held with `flags`.
+        unsafe { bindings::spin_unlock_irqrestore(self.lock.0.get(), self.flags) }
+    }
+}
+
+/// Callbacks of a virtio driver, in C ABI.
+pub(crate) struct DriverOps {
+    /// `probe`.
+    pub(crate) probe: unsafe extern "C" fn(*mut bindings::virtio_device) -> core::ffi::c_int,
+    /// `remove`.
+    pub(crate) remove: unsafe extern "C" fn(*mut bindings::virtio_device),
+    /// `config_changed`.
+    pub(crate) config_changed: unsafe extern "C" fn(*mut bindings::virtio_device),
+}
+
+/// A `struct virtio_driver` in static storage, registered by
+/// [`VirtioDriver::register`].
+///
+/// # Invariants
+///
+/// After a successful `register`, the C struct is owned by the driver core
+/// until `unregister`; Rust never touches it in between.
+pub(crate) struct VirtioDriver(UnsafeCell<bindings::virtio_driver>);
+
+// SAFETY: the C struct is only written before registration (single-threaded
+// module init) and by the driver core afterwards.
+unsafe impl Sync for VirtioDriver {}
+
+impl VirtioDriver {
+    /// A driver for `id_table` (zero-terminated), offering `features`.
+    pub(crate) const fn new(
+        name: &'static CStr,
+        id_table: &'static [bindings::virtio_device_id],
+        features: &'static [u32],
+        ops: DriverOps,
+    ) -> Self {
+        // SAFETY: all-zero is a valid `virtio_driver` (null pointers, no ops).
+        let mut drv: bindings::virtio_driver = unsafe { core::mem::zeroed() };
+        drv.driver.name = name.as_char_ptr();
+        drv.id_table = id_table.as_ptr();
+        drv.feature_table = features.as_ptr();
+        drv.feature_table_size = features.len() as u32;
+        drv.feature_table_legacy = features.as_ptr();
+        drv.feature_table_size_legacy = features.len() as u32;
+        drv.probe = Some(ops.probe);
+        drv.remove = Some(ops.remove);
+        drv.config_changed = Some(ops.config_changed);
+        Self(UnsafeCell::new(drv))
+    }
+
+    /// `register_virtio_driver()`.
+    ///
+    /// # Safety
+    ///
+    /// Called once from module init; [`VirtioDriver::unregister`] must run
+    /// before the module goes away.
+    pub(crate) unsafe fn register(&'static self, module: &'static ThisModule) -> Result {
+        // SAFETY: `self.0` is static and not otherwise in use.
+        to_result(unsafe { bindings::__register_virtio_driver(self.0.get(), module.as_ptr()) })
+    }
+
+    /// `unregister_virtio_driver()`: removes every bound device.
+    ///
+    /// # Safety
+    ///
+    /// Only after a successful [`VirtioDriver::register`].
+    pub(crate) unsafe fn unregister(&'static self) {
+        // SAFETY: registered, per the caller.
+        unsafe { bindings::unregister_virtio_driver(self.0.get()) }
+    }
+}
+
+/// A `uint` module parameter (`module_param(name, uint, 0444)`).
+///
+/// # Invariants
+///
+/// Written only by the module loader, before `init` runs (the permission is
+/// 0444, so sysfs cannot write it).
+#[repr(transparent)]
+pub(crate) struct ParamU32(UnsafeCell<u32>);
+
+// SAFETY: read-only once the module runs (type invariant).
+unsafe impl Sync for ParamU32 {}
+
+impl ParamU32 {
+    /// A parameter with default `v`.
+    pub(crate) const fn new(v: u32) -> Self {
+        Self(UnsafeCell::new(v))
+    }
+
+    /// The value given at load time (or the default).
+    pub(crate) fn get(&self) -> u32 {
+        // SAFETY: no writer once the module runs (type invariant).
+        unsafe { core::ptr::read_volatile(self.0.get()) }
+    }
+
+    /// Where the loader stores the value.
+    pub(crate) const fn as_ptr(&self) -> *mut u32 {
+        self.0.get()
+    }
+}
+
+/// A `struct kernel_param` for the `__param` section.
+#[repr(transparent)]
+pub(crate) struct KernelParam(bindings::kernel_param);
+
+// SAFETY: read-only after the loader parsed it; the `arg` target is a
+// `ParamU32`, which is `Sync`.
+unsafe impl Sync for KernelParam {}
+
+impl KernelParam {
+    /// A read-only `uint` parameter `name` stored in `value`.
+    pub(crate) const fn uint(name: &'static CStr, value: &'static ParamU32) -> Self {
+        Self(bindings::kernel_param {
+            name: name.as_char_ptr(),
+            // A null module means the global parameter lock (KPARAM_MUTEX).
+            mod_: core::ptr::null_mut(),
+            // SAFETY: only the address of the exported ops is taken.
+            ops: unsafe { &raw const bindings::param_ops_uint },
+            perm: 0o444,
+            level: -1,
+            flags: 0,
+            __bindgen_anon_1: bindings::kernel_param__bindgen_ty_1 {
+                arg: value.as_ptr().cast(),
+            },
+        })
+    }
+}
+
+/// Declares a read-only `uint` module parameter with its modinfo
+/// description, like C `module_param_named(name, var, uint, 0444)`.
+macro_rules! module_param_uint {
+    ($var:ident, $name:literal, $default:expr, $desc:literal) => {
+        pub(crate) static $var: $crate::virtio::ParamU32 = $crate::virtio::ParamU32::new($default);
+        const _: () = {
+            #[link_section = "__param"]
+            #[used]
+            static PARAM: $crate::virtio::KernelParam =
+                $crate::virtio::KernelParam::uint(kernel::c_str!($name), &$var);
+            #[link_section = ".modinfo"]
+            #[used]
+            static PARMTYPE: [u8; concat!("parmtype=", $name, ":uint\0").len()] =
+                *konst_bytes!(concat!("parmtype=", $name, ":uint\0"));
+            #[link_section = ".modinfo"]
+            #[used]
+            static PARM: [u8; concat!("parm=", $name, ":", $desc, "\0").len()] =
+                *konst_bytes!(concat!("parm=", $name, ":", $desc, "\0"));
+        };
+    };
+}
+
+/// `&[u8; N]` of a string literal, usable in a `static`.
+macro_rules! konst_bytes {
+    ($s:expr) => {{
+        const S: &str = $s;
+        // SAFETY: `[u8; S.len()]` has the size and alignment of the bytes of `S`.
+        unsafe { &*(S.as_ptr() as *const [u8; S.len()]) }
+    }};
+}
+
+pub(crate) use konst_bytes;
+pub(crate) use module_param_uint;
