@@ -5,7 +5,7 @@
 
 use crate::{
     blk::Request,
-    params, request,
+    request,
     request::VirtblkReq,
     sg_plan,
     stats::{DebugfsDir, Stats},
@@ -182,7 +182,7 @@ fn init_vq(vblk: &mut VirtioBlk) -> Result {
     let dev_nq = vdev.cread_feature(bindings::VIRTIO_BLK_F_MQ, |v| v.cread16(cfg_off!(num_queues)));
     // SAFETY: `nr_cpu_ids` is set at boot and constant afterwards.
     let ncpu = unsafe { bindings::nr_cpu_ids };
-    let n = sg_plan::num_vqs(dev_nq, params::NUM_QUEUES.get(), ncpu).map_err(|_| {
+    let n = sg_plan::num_vqs(dev_nq, crate::num_queues.get(), ncpu).map_err(|_| {
         pr_err!("MQ advertised but zero queues reported\n");
         EINVAL
     })?;
@@ -396,10 +396,10 @@ fn probe_setup(vdev: VirtioDevice, vblk: &mut VirtioBlk) -> Result {
     init_vq(vblk)?;
 
     let limits = virtblk_read_limits(vdev);
-    let prealloc = params::SG_PREALLOC.get() != 0;
+    let prealloc = crate::sg_prealloc.get() != 0;
     vblk.first_chunk = sg_plan::first_chunk_entries(prealloc, limits.max_segments);
     let depth = sg_plan::queue_depth(
-        params::QUEUE_DEPTH.get(),
+        crate::queue_depth.get(),
         vblk.vqs[0].vq.num_free(),
         vdev.has_feature(bindings::VIRTIO_RING_F_INDIRECT_DESC),
     );

@@ -20,7 +20,7 @@
 //!    to the pre-2021 design (seg_max entries per request) for A/B runs.
 //!    Counters are in debugfs ([`stats`]).
 //! 4. **Knobs**: parameters `num_queues`, `queue_depth`, `sg_prealloc`
-//!    ([`params`]); disk attributes `serial`, `cache_type` ([`sysfs`]).
+//!    (read at probe); disk attributes `serial`, `cache_type` ([`sysfs`]).
 //!
 //! All C calls are in the wrapper modules [`virtio`] and [`blk`] plus the C
 //! callback entry points; the pure logic lives in `common/sg_plan.rs`,
@@ -34,11 +34,9 @@ mod sg_plan;
 
 mod blk;
 mod device;
-mod params;
 mod request;
 mod stats;
 mod sysfs;
-#[macro_use]
 mod virtio;
 
 module! {
@@ -47,6 +45,15 @@ module! {
     author: "rnull-split project",
     description: "Virtio block driver in Rust",
     license: "GPL",
+}
+
+kernel::module_params! {
+    module: "rvirtio_blk",
+    num_queues: u32 = 0,
+        "Limit the number of request queues (0: one per virtqueue, at most one per CPU)";
+    queue_depth: u32 = 0, "Tags per hardware queue (0: fill the virtqueue)";
+    sg_prealloc: u32 = 0,
+        "1: preallocate seg_max scatterlist entries per request (pre-2021 design); 0: two inline, chain beyond";
 }
 
 /// Features we understand (C `features[]` minus GEOMETRY, SECURE_ERASE, ZONED).

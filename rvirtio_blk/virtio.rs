@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! Thin wrappers over the C virtio API: the device, its config space, its
-//! virtqueues, the driver registration and `uint` module parameters.
+//! virtqueues and the driver registration.
 //!
 //! The 6.12 kernel crate has no virtio abstraction, so this module (and its
 //! sibling [`crate::blk`] for blk-mq) is where the raw `bindings::` calls of
@@ -411,94 +411,3 @@ impl VirtioDriver {
         unsafe { bindings::unregister_virtio_driver(self.0.get()) }
     }
 }
-
-/// A `uint` module parameter (`module_param(name, uint, 0444)`).
-///
-/// # Invariants
-///
-/// Written only by the module loader, before `init` runs (the permission is
-/// 0444, so sysfs cannot write it).
-#[repr(transparent)]
-pub(crate) struct ParamU32(UnsafeCell<u32>);
-
-// SAFETY: read-only once the module runs (type invariant).
-unsafe impl Sync for ParamU32 {}
-
-impl ParamU32 {
-    /// A parameter with default `v`.
-    pub(crate) const fn new(v: u32) -> Self {
-        Self(UnsafeCell::new(v))
-    }
-
-    /// The value given at load time (or the default).
-    pub(crate) fn get(&self) -> u32 {
-        // SAFETY: no writer once the module runs (type invariant).
-        unsafe { core::ptr::read_volatile(self.0.get()) }
-    }
-
-    /// Where the loader stores the value.
-    pub(crate) const fn as_ptr(&self) -> *mut u32 {
-        self.0.get()
-    }
-}
-
-/// A `struct kernel_param` for the `__param` section.
-#[repr(transparent)]
-pub(crate) struct KernelParam(bindings::kernel_param);
-
-// SAFETY: read-only after the loader parsed it; the `arg` target is a
-// `ParamU32`, which is `Sync`.
-unsafe impl Sync for KernelParam {}
-
-impl KernelParam {
-    /// A read-only `uint` parameter `name` stored in `value`.
-    pub(crate) const fn uint(name: &'static CStr, value: &'static ParamU32) -> Self {
-        Self(bindings::kernel_param {
-            name: name.as_char_ptr(),
-            // A null module means the global parameter lock (KPARAM_MUTEX).
-            mod_: core::ptr::null_mut(),
-            // SAFETY: only the address of the exported ops is taken.
-            ops: unsafe { &raw const bindings::param_ops_uint },
-            perm: 0o444,
-            level: -1,
-            flags: 0,
-            __bindgen_anon_1: bindings::kernel_param__bindgen_ty_1 {
-                arg: value.as_ptr().cast(),
-            },
-        })
-    }
-}
-
-/// Declares a read-only `uint` module parameter with its modinfo
-/// description, like C `module_param_named(name, var, uint, 0444)`.
-macro_rules! module_param_uint {
-    ($var:ident, $name:literal, $default:expr, $desc:literal) => {
-        pub(crate) static $var: $crate::virtio::ParamU32 = $crate::virtio::ParamU32::new($default);
-        const _: () = {
-            #[link_section = "__param"]
-            #[used]
-            static PARAM: $crate::virtio::KernelParam =
-                $crate::virtio::KernelParam::uint(kernel::c_str!($name), &$var);
-            #[link_section = ".modinfo"]
-            #[used]
-            static PARMTYPE: [u8; concat!("parmtype=", $name, ":uint\0").len()] =
-                *konst_bytes!(concat!("parmtype=", $name, ":uint\0"));
-            #[link_section = ".modinfo"]
-            #[used]
-            static PARM: [u8; concat!("parm=", $name, ":", $desc, "\0").len()] =
-                *konst_bytes!(concat!("parm=", $name, ":", $desc, "\0"));
-        };
-    };
-}
-
-/// `&[u8; N]` of a string literal, usable in a `static`.
-macro_rules! konst_bytes {
-    ($s:expr) => {{
-        const S: &str = $s;
-        // SAFETY: `[u8; S.len()]` has the size and alignment of the bytes of `S`.
-        unsafe { &*(S.as_ptr() as *const [u8; S.len()]) }
-    }};
-}
-
-pub(crate) use konst_bytes;
-pub(crate) use module_param_uint;
