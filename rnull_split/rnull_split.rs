@@ -24,13 +24,15 @@
 
 use kernel::prelude::*;
 
+// Shared with the host unit tests, hence `pub` items this crate does not
+// export and helpers only some users need.
+#[allow(unreachable_pub, dead_code)]
 #[path = "../common/params.rs"]
 mod params;
 
 mod config;
 mod device;
 
-use params::DeviceConfig;
 
 module! {
     type: RnullSplit,

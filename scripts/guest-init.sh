@@ -22,5 +22,6 @@ echo "VM-EXIT-STATUS: $rc"
 echo "$rc" > "$VM_OUT/.vm-rc"
 sync
 umount "$VM_OUT"
-echo b > /proc/sysrq-trigger
-sleep 10
+# reboot(2) straight away; QEMU runs with -no-reboot, so this ends it.
+/bin/busybox reboot -f
+sleep 5

@@ -110,16 +110,19 @@ build() {
         grep -qx -- "$line" "$out/.config" || { log "config: wanted $line, got: $(grep "^${BASH_REMATCH[1]}=" "$out/.config" || echo unset)"; bad=1; }
     done < <(cat "${frags[@]}")
     [[ $bad == 0 ]] || die "config fragment did not apply"
-    log "compiling (make -j$NPROC bzImage modules); progress every 200 objects"
-    local t0=$SECONDS n=0
-    make -C "$src" O="$out" "${KMAKE_ARGS[@]}" -j"$NPROC" bzImage modules 2>&1 \
-        | while IFS= read -r l; do
-            case "$l" in
-                *error*|*Error*|*warning:*) echo "$l" >&2 ;;
-                "  CC"*|"  RUSTC"*|"  AS"*|"  LD"*) n=$((n+1)); (( n % 200 == 0 )) && log "  ... $n objects ($((SECONDS-t0)) s): $l" ;;
-            esac
-          done
-    [[ ${PIPESTATUS[0]} == 0 ]] || die "kernel build failed"
+    log "compiling (make -j$NPROC bzImage modules), log in $top/build.log"
+    local t0=$SECONDS
+    make -C "$src" O="$out" "${KMAKE_ARGS[@]}" -j"$NPROC" bzImage modules > "$top/build.log" 2>&1 &
+    local mk=$!
+    while kill -0 "$mk" 2>/dev/null; do
+        sleep 20
+        log "  ... $(grep -cE '^  (CC|RUSTC|AS|LD)' "$top/build.log") objects, $((SECONDS - t0)) s: $(tail -n 1 "$top/build.log" | cut -c1-100)"
+    done
+    if ! wait "$mk"; then
+        grep -E -B2 -A12 '^error|error:' "$top/build.log" | head -n 120 >&2
+        tail -n 20 "$top/build.log" >&2
+        die "kernel build failed (full log: $top/build.log)"
+    fi
     echo "$key" > "$out/.rnull-stamp"
     log "kernel built in $((SECONDS-t0)) s"
 }

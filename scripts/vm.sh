@@ -56,7 +56,7 @@ timeout --foreground -k 10 "$timeout" qemu-system-x86_64 \
     "${accel[@]}" -smp "$cpus" -m "$mem" -display none -no-reboot \
     -serial stdio -monitor none \
     -kernel "$bzimage" -append "$append" \
-    -fsdev local,id=rootfs,path=/,security_model=none,readonly=on \
+    -fsdev local,id=rootfs,path=/,security_model=none,readonly=on,multidevs=remap \
     -device virtio-9p-pci,fsdev=rootfs,mount_tag=rootfs \
     -fsdev local,id=out,path="$out",security_model=none \
     -device virtio-9p-pci,fsdev=out,mount_tag=out \
