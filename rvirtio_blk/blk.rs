@@ -257,5 +257,5 @@ pub(crate) fn start_stopped_hw_queues(q: *mut bindings::request_queue) {
 /// `kmalloc(len, GFP_ATOMIC)`.
 pub(crate) fn kmalloc_atomic(len: usize) -> *mut c_void {
     // SAFETY: `krealloc(NULL, ..)` is `kmalloc`.
-    unsafe { bindings::krealloc(core::ptr::null(), len, GFP_ATOMIC.as_raw()) }
+    unsafe { bindings::krealloc(core::ptr::null(), len, bindings::GFP_ATOMIC) }
 }

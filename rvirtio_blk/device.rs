@@ -20,6 +20,9 @@ use core::{
 };
 use kernel::{bindings, error::from_err_ptr, prelude::*, types::Opaque};
 
+/// `VIRTIO_RING_F_INDIRECT_DESC` (uapi virtio_ring.h, not in the bindings).
+const VIRTIO_RING_F_INDIRECT_DESC: u32 = 28;
+
 /// Minor numbers per disk (C `PART_BITS`).
 const PART_BITS: u32 = 4;
 
@@ -252,7 +255,7 @@ fn disk_name<'a>(disk: *mut bindings::gendisk) -> &'a str {
     // SAFETY: the disk exists; its name is NUL-terminated.
     let name = unsafe { &(*disk).disk_name };
     // SAFETY: `c_char` and `u8` have the same layout.
-    let bytes: &[u8] = unsafe { &*(name.as_slice() as *const [core::ffi::c_char] as *const [u8]) };
+    let bytes: &[u8] = unsafe { &*(name.as_slice() as *const [kernel::ffi::c_char] as *const [u8]) };
     let len = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
     core::str::from_utf8(&bytes[..len]).unwrap_or("?")
 }
@@ -312,7 +315,7 @@ fn virtblk_get_id(vblk: &VirtioBlk, out: &mut [u8; sg_plan::VIRTIO_BLK_ID_BYTES 
             rq,
             buf.as_mut_ptr().cast(),
             sg_plan::VIRTIO_BLK_ID_BYTES as u32,
-            GFP_KERNEL.as_raw(),
+            bindings::GFP_KERNEL,
         )
     });
     if ret.is_ok() {
@@ -322,7 +325,7 @@ fn virtblk_get_id(vblk: &VirtioBlk, out: &mut [u8; sg_plan::VIRTIO_BLK_ID_BYTES 
         let status = unsafe { ptr::read_volatile(&raw const (*vbr).status) };
         ret = match sg_plan::result(status) {
             sg_plan::Status::Ok => Ok(()),
-            sg_plan::Status::NotSupported => Err(EOPNOTSUPP),
+            sg_plan::Status::NotSupported => Err(Error::from_errno(-(bindings::EOPNOTSUPP as i32))),
             sg_plan::Status::IoErr => Err(EIO),
         };
     }
@@ -401,7 +404,7 @@ fn probe_setup(vdev: VirtioDevice, vblk: &mut VirtioBlk) -> Result {
     let depth = sg_plan::queue_depth(
         crate::queue_depth.get(),
         vblk.vqs[0].vq.num_free(),
-        vdev.has_feature(bindings::VIRTIO_RING_F_INDIRECT_DESC),
+        vdev.has_feature(VIRTIO_RING_F_INDIRECT_DESC),
     );
     let nr_hw = vblk.vqs.len() as u32;
     let pdu = VirtblkReq::pdu_size(vblk.first_chunk);

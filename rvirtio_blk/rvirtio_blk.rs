@@ -29,6 +29,8 @@
 use core::sync::atomic::Ordering;
 use kernel::{bindings, prelude::*};
 
+// Shared with the host tests, which use every item.
+#[allow(unreachable_pub, dead_code)]
 #[path = "../common/sg_plan.rs"]
 mod sg_plan;
 
@@ -79,7 +81,7 @@ static ID_TABLE: [bindings::virtio_device_id; 2] = [
 ];
 
 static DRIVER: virtio::VirtioDriver = virtio::VirtioDriver::new(
-    c_str!("rvirtio_blk"),
+    kernel::c_str!("rvirtio_blk"),
     &ID_TABLE,
     &FEATURES,
     virtio::DriverOps {
@@ -135,21 +137,21 @@ impl kernel::Module for RVirtioBlk {
         // SAFETY: no disk exists yet; nothing reads the ops concurrently.
         unsafe { (*VIRTBLK_FOPS.0.get()).owner = module.as_ptr() };
         // SAFETY: `__register_blkdev(0, ..)` allocates a major.
-        let major = unsafe { bindings::__register_blkdev(0, c_str!("rvirtblk").as_char_ptr(), None) };
+        let major = unsafe { bindings::__register_blkdev(0, kernel::c_str!("rvirtblk").as_char_ptr(), None) };
         if major < 0 {
             return Err(Error::from_errno(major));
         }
         device::MAJOR.store(major as u32, Ordering::Relaxed);
         // SAFETY: single-threaded init, before registration.
         unsafe {
-            DEBUGFS_ROOT = stats::DebugfsDir::create(c_str!("rvirtio_blk").as_char_ptr(), None)
+            DEBUGFS_ROOT = stats::DebugfsDir::create(kernel::c_str!("rvirtio_blk").as_char_ptr(), None)
         };
         // SAFETY: registered once; unregistered in `drop`.
         if let Err(e) = unsafe { DRIVER.register(module) } {
             // SAFETY: as above.
             unsafe {
                 DEBUGFS_ROOT = stats::DebugfsDir::none();
-                bindings::unregister_blkdev(major as u32, c_str!("rvirtblk").as_char_ptr());
+                bindings::unregister_blkdev(major as u32, kernel::c_str!("rvirtblk").as_char_ptr());
             }
             return Err(e);
         }
@@ -166,7 +168,7 @@ impl Drop for RVirtioBlk {
             DEBUGFS_ROOT = stats::DebugfsDir::none();
             bindings::unregister_blkdev(
                 device::MAJOR.load(Ordering::Relaxed),
-                c_str!("rvirtblk").as_char_ptr(),
+                kernel::c_str!("rvirtblk").as_char_ptr(),
             );
         }
     }

@@ -83,7 +83,7 @@ impl DebugfsDir {
     }
 
     /// `debugfs_create_dir(name, parent)`; `None` parent means the root.
-    pub(crate) fn create(name: *const core::ffi::c_char, parent: Option<&DebugfsDir>) -> Self {
+    pub(crate) fn create(name: *const kernel::ffi::c_char, parent: Option<&DebugfsDir>) -> Self {
         let p = parent.map_or(core::ptr::null_mut(), |d| d.0);
         // SAFETY: `name` is a NUL-terminated string; `p` null or a directory.
         let d = unsafe { bindings::debugfs_create_dir(name, p) };
@@ -102,7 +102,7 @@ impl DebugfsDir {
     /// # Safety
     ///
     /// `v` outlives this directory (the file is removed with it).
-    pub(crate) unsafe fn u64_file(&self, name: *const core::ffi::c_char, v: &AtomicU64) {
+    pub(crate) unsafe fn u64_file(&self, name: *const kernel::ffi::c_char, v: &AtomicU64) {
         if self.0.is_null() {
             return;
         }
@@ -119,15 +119,15 @@ impl DebugfsDir {
     pub(crate) unsafe fn add_stats(&self, s: &Stats) {
         // SAFETY: per the caller.
         unsafe {
-            self.u64_file(c"requests".as_ptr(), &s.requests);
-            self.u64_file(c"chained".as_ptr(), &s.chained);
-            self.u64_file(c"sg_bytes".as_ptr(), &s.sg_bytes);
-            self.u64_file(c"sg_bytes_peak".as_ptr(), &s.sg_bytes_peak);
-            self.u64_file(c"pdu_bytes".as_ptr(), &s.pdu_bytes);
-            self.u64_file(c"inline_sg".as_ptr(), &s.inline_sg);
-            self.u64_file(c"tagset_sg_bytes".as_ptr(), &s.tagset_sg_bytes);
-            self.u64_file(c"queue_depth".as_ptr(), &s.queue_depth);
-            self.u64_file(c"nr_hw_queues".as_ptr(), &s.nr_hw_queues);
+            self.u64_file(c"requests".as_ptr().cast(), &s.requests);
+            self.u64_file(c"chained".as_ptr().cast(), &s.chained);
+            self.u64_file(c"sg_bytes".as_ptr().cast(), &s.sg_bytes);
+            self.u64_file(c"sg_bytes_peak".as_ptr().cast(), &s.sg_bytes_peak);
+            self.u64_file(c"pdu_bytes".as_ptr().cast(), &s.pdu_bytes);
+            self.u64_file(c"inline_sg".as_ptr().cast(), &s.inline_sg);
+            self.u64_file(c"tagset_sg_bytes".as_ptr().cast(), &s.tagset_sg_bytes);
+            self.u64_file(c"queue_depth".as_ptr().cast(), &s.queue_depth);
+            self.u64_file(c"nr_hw_queues".as_ptr().cast(), &s.nr_hw_queues);
         }
     }
 }

@@ -5,7 +5,8 @@
 //! virtio_blk. `queue/write_cache` is the block layer's own attribute.
 
 use crate::{device, device::VirtioBlk, sg_plan};
-use core::{cell::UnsafeCell, ffi::c_char, mem::offset_of};
+use core::{cell::UnsafeCell, mem::offset_of};
+use kernel::ffi::c_char;
 use kernel::bindings;
 
 /// A `struct device_attribute` in static storage.
@@ -29,14 +30,13 @@ impl DevAttr {
             ) -> isize,
         >,
     ) -> Self {
-        Self(UnsafeCell::new(bindings::device_attribute {
-            attr: bindings::attribute {
-                name: name.as_ptr(),
-                mode,
-            },
-            show: Some(show),
-            store,
-        }))
+        // SAFETY: all-zero is a valid attribute (null name, no callbacks).
+        let mut a: bindings::device_attribute = unsafe { core::mem::zeroed() };
+        a.attr.name = name.as_ptr().cast();
+        a.attr.mode = mode;
+        a.show = Some(show);
+        a.store = store;
+        Self(UnsafeCell::new(a))
     }
 
     const fn attr(&self) -> *mut bindings::attribute {
@@ -84,8 +84,8 @@ pub(crate) static GROUPS: PtrTable<bindings::attribute_group, 2> =
 
 impl PtrTable<bindings::attribute_group, 2> {
     /// As `device_add_disk` wants it.
-    pub(crate) fn as_groups(&self) -> *const *const bindings::attribute_group {
-        self.as_ptr() as *const *const bindings::attribute_group
+    pub(crate) fn as_groups(&self) -> *mut *const bindings::attribute_group {
+        self.as_ptr().cast()
     }
 }
 

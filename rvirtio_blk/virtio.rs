@@ -256,7 +256,7 @@ impl Virtqueue {
                 out,
                 in_,
                 data,
-                GFP_ATOMIC.as_raw(),
+                bindings::GFP_ATOMIC,
             )
         })
     }
@@ -335,7 +335,7 @@ impl IrqSpinLock {
 /// Holds an [`IrqSpinLock`]; restores interrupts when dropped.
 pub(crate) struct IrqSpinLockGuard<'a> {
     lock: &'a IrqSpinLock,
-    flags: core::ffi::c_ulong,
+    flags: kernel::ffi::c_ulong,
 }
 
 impl Drop for IrqSpinLockGuard<'_> {
