@@ -63,6 +63,9 @@ pub(crate) struct NullQueue;
 impl Operations for NullQueue {
     type QueueData = KBox<QueueData>;
 
+    // Like C null_blk's `null_queue_rqs`: take a whole plug in one call.
+    const QUEUE_RQS: bool = true;
+
     #[inline(always)]
     fn queue_rq(queue_data: &QueueData, rq: ARef<mq::Request<Self>>, _is_last: bool) -> Result {
         match queue_data.irqmode {

@@ -2,11 +2,11 @@
 # `make run`: boot one guest, benchmark the Rust drivers against the C ones
 # side by side (interleaved samples, medians, ratios) and write results/:
 # <section>.json (every sample + summary), <section>.md (table), <section>.png.
-#   SAMPLES=3 RUNTIME=5 scripts/run.sh
+#   SAMPLES=5 RUNTIME=5 scripts/run.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/env.sh
-SAMPLES=${SAMPLES:-3} RUNTIME=${RUNTIME:-5}
+SAMPLES=${SAMPLES:-5} RUNTIME=${RUNTIME:-5}
 mkdir -p results out/bench
 log "null drivers: $SAMPLES interleaved samples of ${RUNTIME}s per driver and workload"
 scripts/vm.sh --cpus 2 --out out/bench --timeout 1800 -- bench/null.sh "$SAMPLES" "$RUNTIME" \
