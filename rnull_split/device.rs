@@ -33,8 +33,10 @@ pub(crate) struct QueueData {
 }
 
 impl NullDevice {
-    /// Create and add disk `rnullb<index>`.
-    pub(crate) fn new(index: u32, config: &DeviceConfig) -> Result<Self> {
+    /// Create disk `name` (e.g. `rnullb0`, or a configfs directory's name)
+    /// with `config` and add it to the system. Dropping the device removes
+    /// the disk.
+    pub(crate) fn new(name: core::fmt::Arguments<'_>, config: &DeviceConfig) -> Result<Self> {
         let tagset = Arc::pin_init(
             TagSet::new(config.submit_queues, config.hw_queue_depth, 1),
             GFP_KERNEL,
@@ -51,7 +53,7 @@ impl NullDevice {
             .physical_block_size(config.block_size)?
             .max_sectors(config.max_sectors)
             .rotational(false)
-            .build(format_args!("rnullb{}", index), tagset, queue_data)?;
+            .build(name, tagset, queue_data)?;
         Ok(Self { _disk: disk })
     }
 }

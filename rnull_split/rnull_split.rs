@@ -52,7 +52,8 @@ impl kernel::Module for RnullSplit {
         let mut devices = KVec::with_capacity(nr_devices as usize, GFP_KERNEL)?;
         for index in 0..nr_devices {
             // On error, `devices` drops and removes the disks made so far.
-            devices.push(device::NullDevice::new(index, &config)?, GFP_KERNEL)?;
+            let dev = device::NullDevice::new(format_args!("rnullb{}", index), &config)?;
+            devices.push(dev, GFP_KERNEL)?;
         }
         pr_info!("{} device(s) of {} sectors\n", nr_devices, config.capacity_sectors);
         Ok(Self { _devices: devices })
