@@ -371,3 +371,65 @@ impl RawParams<'_> {
         Ok((config, nr_devices))
     }
 }
+
+/// Largest configfs `size`, in MiB (the same 1 PiB as [`MAX_GB`]).
+pub const MAX_SIZE_MB: u64 = (MAX_GB as u64) << 10;
+
+/// Validate the configfs `size` (MiB, C null_blk's unit there) and return the
+/// capacity in sectors.
+pub fn validate_size_mb(mb: u64) -> Result<u64, ParamError> {
+    if mb == 0 || mb > MAX_SIZE_MB {
+        return Err(ParamError {
+            name: "size",
+            value: Value::Int(mb.min(i64::MAX as u64) as i64),
+            expected: "from 1 to 1073741824 (MiB)",
+        });
+    }
+    Ok(mb_to_sectors(mb))
+}
+
+/// The configfs attribute that sets module parameter `param`: the same name
+/// except `gb` (configfs `size`, in MiB) and `bs` (`blocksize`), as in C
+/// null_blk.
+pub fn configfs_name(param: &'static str) -> &'static str {
+    match param {
+        "gb" => "size",
+        "bs" => "blocksize",
+        other => other,
+    }
+}
+
+impl ParamError {
+    /// The same error, naming the configfs attribute instead of the module
+    /// parameter.
+    pub fn for_configfs(self) -> Self {
+        Self {
+            name: configfs_name(self.name),
+            ..self
+        }
+    }
+}
+
+impl DeviceConfig {
+    /// Check a configuration edited one configfs attribute at a time before
+    /// it becomes a disk: every field again, and the rules between fields
+    /// (`max_sectors` a multiple of the block size, `discard` only with
+    /// `memory_backed`, `submit_queues` at most `nr_cpus`). Errors name the
+    /// module parameter; see [`ParamError::for_configfs`].
+    pub fn validate(&self, nr_cpus: u32) -> Result<(), ParamError> {
+        let bs = validate_bs(self.block_size as i64)?;
+        if self.capacity_sectors == 0 || self.capacity_sectors > gb_to_sectors(MAX_GB as u64) {
+            return Err(ParamError {
+                name: "size",
+                value: Value::Int((self.capacity_sectors / mb_to_sectors(1)) as i64),
+                expected: "from 1 to 1073741824 (MiB)",
+            });
+        }
+        validate_max_sectors(self.max_sectors as i64, bs)?;
+        validate_submit_queues(self.submit_queues as i64, nr_cpus)?;
+        validate_hw_queue_depth(self.hw_queue_depth as i64)?;
+        validate_completion_nsec(self.completion_nsec)?;
+        validate_discard(self.discard, self.memory_backed)?;
+        Ok(())
+    }
+}
