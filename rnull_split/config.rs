@@ -51,8 +51,8 @@ pub(crate) fn from_module_params() -> Result<(DeviceConfig, u32)> {
 
 /// Refuse, with a message, modes this build does not implement yet.
 fn not_yet(config: &DeviceConfig) -> Result {
-    let what = if config.queue_mode == params::QueueMode::Bio {
-        "queue_mode=0"
+    let what = if config.queue_mode == params::QueueMode::Bio && config.irqmode != params::IrqMode::None {
+        "queue_mode=0 with irqmode other than 0"
     } else if config.irqmode == params::IrqMode::Timer {
         "irqmode=2"
     } else if config.memory_backed {

@@ -1,16 +1,22 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! One rnull_split disk on blk-mq: its tag set, its gendisk, and the queue
-//! operations that complete every request without touching data.
+//! One rnull_split disk: blk-mq (`queue_mode=2`) or bio-based
+//! (`queue_mode=0`, see `bio_queue.rs`), with its counters in debugfs.
 
-use crate::params::{DeviceConfig, IrqMode};
+use crate::{
+    bio_queue::{BioQueue, NullBio},
+    debugfs,
+    params::{DeviceConfig, IrqMode, QueueMode},
+    stats::Stats,
+};
 use kernel::{
     block::mq::{
         self,
-        gen_disk::{GenDisk, GenDiskBuilder},
+        gen_disk::{BioDisk, GenDisk, GenDiskBuilder},
         Operations, TagSet,
     },
     prelude::*,
+    str::CString,
     sync::Arc,
     types::ARef,
 };
@@ -22,14 +28,18 @@ pub(crate) fn nr_cpu_ids() -> u32 {
     unsafe { kernel::bindings::nr_cpu_ids }
 }
 
-/// A disk and what its queue needs.
-pub(crate) struct NullDevice {
-    _disk: GenDisk<NullQueue>,
+/// A disk of either kind.
+enum Disk {
+    Mq { _disk: GenDisk<NullQueue> },
+    Bio { _disk: BioDisk<NullBio> },
 }
 
-/// Per-queue data shared by the queue operations.
-pub(crate) struct QueueData {
-    irqmode: IrqMode,
+/// A disk and what it needs. Fields drop in order: the debugfs files go
+/// before the disk, the counters they show last.
+pub(crate) struct NullDevice {
+    _debugfs: debugfs::Dir,
+    _disk: Disk,
+    _stats: Arc<Stats>,
 }
 
 impl NullDevice {
@@ -37,25 +47,50 @@ impl NullDevice {
     /// with `config` and add it to the system. Dropping the device removes
     /// the disk.
     pub(crate) fn new(name: core::fmt::Arguments<'_>, config: &DeviceConfig) -> Result<Self> {
-        let tagset = Arc::pin_init(
-            TagSet::new(config.submit_queues, config.hw_queue_depth, 1),
-            GFP_KERNEL,
-        )?;
-        let queue_data = KBox::new(
-            QueueData {
-                irqmode: config.irqmode,
-            },
-            GFP_KERNEL,
-        )?;
-        let disk = GenDiskBuilder::new()
+        let name = CString::try_from_fmt(name)?;
+        let stats = Arc::new(Stats::default(), GFP_KERNEL)?;
+        let builder = GenDiskBuilder::new()
             .capacity_sectors(config.capacity_sectors)
             .logical_block_size(config.block_size)?
             .physical_block_size(config.block_size)?
             .max_sectors(config.max_sectors)
-            .rotational(false)
-            .build(name, tagset, queue_data)?;
-        Ok(Self { _disk: disk })
+            .rotational(false);
+        let disk = match config.queue_mode {
+            QueueMode::Mq => {
+                let tagset = Arc::pin_init(
+                    TagSet::new(config.submit_queues, config.hw_queue_depth, 1),
+                    GFP_KERNEL,
+                )?;
+                let queue_data = KBox::new(
+                    QueueData {
+                        irqmode: config.irqmode,
+                        stats: stats.clone(),
+                    },
+                    GFP_KERNEL,
+                )?;
+                Disk::Mq {
+                    _disk: builder.build(format_args!("{}", &*name), tagset, queue_data)?,
+                }
+            }
+            QueueMode::Bio => {
+                let queue = Arc::pin_init(BioQueue::new(config, stats.clone()), GFP_KERNEL)?;
+                Disk::Bio {
+                    _disk: builder.build_bio(format_args!("{}", &*name), queue)?,
+                }
+            }
+        };
+        Ok(Self {
+            _debugfs: debugfs::Dir::with_stats(&name, stats.clone()),
+            _disk: disk,
+            _stats: stats,
+        })
     }
+}
+
+/// Per-queue data of a blk-mq device.
+pub(crate) struct QueueData {
+    irqmode: IrqMode,
+    stats: Arc<Stats>,
 }
 
 /// The blk-mq operations of a [`NullDevice`].
@@ -70,6 +105,8 @@ impl Operations for NullQueue {
 
     #[inline(always)]
     fn queue_rq(queue_data: &QueueData, rq: ARef<mq::Request<Self>>, _is_last: bool) -> Result {
+        Stats::inc(&queue_data.stats.requests);
+        Stats::add(&queue_data.stats.bytes, rq.bytes().into());
         match queue_data.irqmode {
             IrqMode::Softirq => mq::Request::complete(rq),
             _ => end(rq),

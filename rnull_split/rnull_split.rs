@@ -30,8 +30,15 @@ use kernel::prelude::*;
 #[path = "../common/params.rs"]
 mod params;
 
+#[allow(unreachable_pub, dead_code)]
+#[path = "../common/split.rs"]
+mod split;
+
+mod bio_queue;
 mod config;
+mod debugfs;
 mod device;
+mod stats;
 
 
 module! {
@@ -42,13 +49,17 @@ module! {
     license: "GPL v2",
 }
 
+/// Fields drop in order: the devices before the debugfs directory that holds
+/// theirs.
 struct RnullSplit {
     _devices: KVec<device::NullDevice>,
+    _debugfs: debugfs::Root,
 }
 
 impl kernel::Module for RnullSplit {
     fn init(_module: &'static ThisModule) -> Result<Self> {
         let (config, nr_devices) = config::from_module_params()?;
+        let debugfs = debugfs::Root::new(kernel::c_str!("rnull_split"));
         let mut devices = KVec::with_capacity(nr_devices as usize, GFP_KERNEL)?;
         for index in 0..nr_devices {
             // On error, `devices` drops and removes the disks made so far.
@@ -56,6 +67,9 @@ impl kernel::Module for RnullSplit {
             devices.push(dev, GFP_KERNEL)?;
         }
         pr_info!("{} device(s) of {} sectors\n", nr_devices, config.capacity_sectors);
-        Ok(Self { _devices: devices })
+        Ok(Self {
+            _devices: devices,
+            _debugfs: debugfs,
+        })
     }
 }

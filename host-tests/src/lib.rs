@@ -6,3 +6,6 @@ pub mod params;
 
 #[path = "../../common/sg_plan.rs"]
 pub mod sg_plan;
+
+#[path = "../../common/split.rs"]
+pub mod split;

@@ -1,0 +1,97 @@
+use rnull_host_tests::split::*;
+
+fn lim(max_sectors: u32) -> SplitLimits {
+    SplitLimits { max_sectors, max_segments: 0, max_segment_size: 0, logical_block_size: 512 }
+}
+
+#[test]
+fn seed_case_1mib_at_16kib() {
+    // 1 MiB direct read in 256 page segments, max_sectors_kb=16.
+    let l = lim(32);
+    assert_eq!(split_point([4096u32; 256], &l), SplitPoint::At(32));
+    assert_eq!(count_pieces(1 << 20, 4096, &l), Some(64));
+}
+
+#[test]
+fn fits() {
+    assert_eq!(split_point([4096u32; 4], &lim(32)), SplitPoint::Fits);
+    assert_eq!(split_point([512u32], &lim(8)), SplitPoint::Fits);
+    assert_eq!(split_point(core::iter::empty(), &lim(8)), SplitPoint::Fits);
+}
+
+#[test]
+fn stops_before_the_segment_that_crosses_the_limit() {
+    // 3 KiB + 3 KiB + 3 KiB with a 4 KiB limit: stop after the first.
+    assert_eq!(split_point([3072u32, 3072, 3072], &lim(8)), SplitPoint::At(6));
+    // 2 KiB + 4 KiB with 4 KiB limit: after the 2 KiB.
+    assert_eq!(split_point([2048u32, 4096], &lim(8)), SplitPoint::At(4));
+}
+
+#[test]
+fn single_segment_larger_than_the_limit_is_cut_inside() {
+    assert_eq!(split_point([65536u32], &lim(32)), SplitPoint::At(32));
+    assert_eq!(count_pieces(65536, 65536, &lim(32)), Some(4));
+}
+
+#[test]
+fn exact_multiples() {
+    assert_eq!(split_point([4096u32; 8], &lim(64)), SplitPoint::Fits);
+    assert_eq!(split_point([4096u32; 9], &lim(64)), SplitPoint::At(64));
+    assert_eq!(count_pieces(128 << 10, 4096, &lim(64)), Some(4));
+    assert_eq!(count_pieces(4 << 20, 4096, &lim(2048)), Some(4));
+}
+
+#[test]
+fn uneven_tail() {
+    // 1 MiB + 4 KiB at 16 KiB: 64 full pieces and a 4 KiB one.
+    assert_eq!(count_pieces((1 << 20) + 4096, 4096, &lim(32)), Some(65));
+    // 124 KiB limit (max_sectors_kb=124) over 1 MiB: 8 full + 1 of 32 KiB.
+    assert_eq!(count_pieces(1 << 20, 4096, &lim(248)), Some(9));
+}
+
+#[test]
+fn max_segments() {
+    let l = SplitLimits { max_sectors: 2048, max_segments: 4, max_segment_size: 0, logical_block_size: 512 };
+    assert_eq!(split_point([4096u32; 8], &l), SplitPoint::At(32));
+    assert_eq!(split_point([4096u32; 4], &l), SplitPoint::Fits);
+}
+
+#[test]
+fn max_segment_size_counts_long_segments_as_several() {
+    // one 64 KiB segment, 16 KiB max segment size, 2 segments max: 32 KiB.
+    let l = SplitLimits { max_sectors: 2048, max_segments: 2, max_segment_size: 16384, logical_block_size: 512 };
+    assert_eq!(split_point([65536u32], &l), SplitPoint::At(64));
+}
+
+#[test]
+fn logical_block_alignment() {
+    let l = SplitLimits { max_sectors: 16, max_segments: 0, max_segment_size: 0, logical_block_size: 4096 };
+    // 6 KiB + 6 KiB: before the second segment would be 6 KiB, aligned down to 4 KiB.
+    assert_eq!(split_point([6144u32, 6144], &l), SplitPoint::At(8));
+    // max_sectors not a multiple of the block size: aligned down.
+    let l = SplitLimits { max_sectors: 12, max_segments: 0, max_segment_size: 0, logical_block_size: 4096 };
+    assert_eq!(split_point([65536u32], &l), SplitPoint::At(8));
+    // 512-byte segments, 1 segment max, 4 KiB blocks: impossible.
+    let l = SplitLimits { max_sectors: 64, max_segments: 1, max_segment_size: 0, logical_block_size: 4096 };
+    assert_eq!(split_point([512u32; 8], &l), SplitPoint::Impossible);
+}
+
+#[test]
+fn split_is_always_smaller_than_the_bio_and_within_limits() {
+    for max_sectors in [8u32, 9, 16, 32, 248, 255, 2048, 2560] {
+        for seg in [512u32, 1024, 4096, 12288, 65536] {
+            for n in 1..40u32 {
+                let total = seg * n;
+                let l = lim(max_sectors);
+                match split_point(core::iter::repeat(seg).take(n as usize), &l) {
+                    SplitPoint::Fits => assert!(total <= max_sectors * 512),
+                    SplitPoint::At(s) => {
+                        assert!(s > 0 && s * 512 < total, "{max_sectors} {seg} {n} {s}");
+                        assert!(s <= max_sectors);
+                    }
+                    SplitPoint::Impossible => panic!("512-byte blocks always fit"),
+                }
+            }
+        }
+    }
+}

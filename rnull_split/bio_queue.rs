@@ -1,0 +1,126 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The bio-based path (`queue_mode=0`): the driver splits every bio that is
+//! larger than the queue's limits itself, the way the block layer has done
+//! since 2015, and serves the pieces.
+//!
+//! For each bio: find the split point against the queue's current
+//! `max_sectors` (which `queue/max_sectors_kb` sets), `max_segments` and
+//! `max_segment_size` (`common/split.rs`); if the bio does not fit, split
+//! off the front piece, chain it to the bio, resubmit the rest of the bio
+//! with `submit_bio_noacct` (it comes back here) and serve the piece. The
+//! parent bio completes once every piece has.
+//!
+//! `split_clone` picks how the piece is made:
+//! - `fast`: `bio_split()`, a clone sharing the parent's immutable bvec
+//!   table: no bvec allocation or copy (the 2015 change);
+//! - `deep`: as `bio_clone_bioset()` made split pieces before it: a new bio
+//!   with a bvec table sized for all of the parent's remaining segments,
+//!   every one copied, then trimmed to the piece and the parent advanced.
+
+use crate::{
+    params::{DeviceConfig, SplitClone},
+    split::{split_point, SplitLimits, SplitPoint},
+    stats::Stats,
+};
+use kernel::{
+    block::{
+        bio::{BioOperations, BioSet, OwnedBio},
+        mq::Command,
+    },
+    prelude::*,
+    sync::{Arc, ArcBorrow},
+};
+
+/// Bios the driver's bio set can lend at once without waiting.
+const BIOSET_POOL: u32 = 64;
+
+/// Queue data of a bio-based device.
+#[pin_data]
+pub(crate) struct BioQueue {
+    #[pin]
+    bioset: BioSet,
+    split_clone: SplitClone,
+    logical_block_size: u32,
+    stats: Arc<Stats>,
+}
+
+impl BioQueue {
+    pub(crate) fn new(config: &DeviceConfig, stats: Arc<Stats>) -> impl PinInit<Self, Error> {
+        let split_clone = config.split_clone;
+        let logical_block_size = config.block_size;
+        try_pin_init!(Self {
+            bioset <- BioSet::new(BIOSET_POOL),
+            split_clone,
+            logical_block_size,
+            stats,
+        })
+    }
+
+    /// Serve one piece that fits the limits.
+    fn serve(&self, bio: OwnedBio) {
+        Stats::inc(&self.stats.requests);
+        Stats::add(&self.stats.bytes, bio.size().into());
+        bio.end(Ok(()));
+    }
+
+    /// Split off the first `sectors` of `bio` as a pre-2015 deep clone.
+    fn deep_split(&self, bio: &mut OwnedBio, sectors: u32) -> Result<OwnedBio> {
+        let nr_vecs = u16::try_from(bio.segments().count()).map_err(|_| EINVAL)?;
+        let mut clone = self.bioset.alloc_like(bio, nr_vecs)?;
+        clone.set_sector(bio.sector());
+        for seg in bio.segments() {
+            clone.add_segment(seg)?;
+        }
+        let bytes = sectors << kernel::bindings::SECTOR_SHIFT;
+        clone.truncate(bytes)?;
+        bio.advance(bytes)?;
+        clone.chain_to(bio);
+        Ok(clone)
+    }
+}
+
+/// The bio-based operations of a [`crate::device::NullDevice`].
+pub(crate) struct NullBio;
+
+#[vtable]
+impl BioOperations for NullBio {
+    type QueueData = Arc<BioQueue>;
+
+    fn submit_bio(queue: ArcBorrow<'_, BioQueue>, mut bio: OwnedBio) {
+        Stats::inc(&queue.stats.bios);
+        if !matches!(bio.command(), Command::Read | Command::Write) || bio.size() == 0 {
+            // Flush, discard, write-zeroes: nothing to split or keep.
+            bio.end(Ok(()));
+            return;
+        }
+        let limits = SplitLimits {
+            max_sectors: bio.queue_max_sectors(),
+            max_segments: bio.queue_max_segments(),
+            max_segment_size: bio.queue_max_segment_size(),
+            logical_block_size: queue.logical_block_size,
+        };
+        let sectors = match split_point(bio.page_segments().map(|s| s.len()), &limits) {
+            SplitPoint::Fits => return queue.serve(bio),
+            SplitPoint::At(sectors) => sectors,
+            SplitPoint::Impossible => return bio.end(Err(EIO)),
+        };
+        let piece = match queue.split_clone {
+            SplitClone::Fast => bio.split(sectors, &queue.bioset),
+            SplitClone::Deep => queue.deep_split(&mut bio, sectors),
+        };
+        match piece {
+            Ok(piece) => {
+                Stats::inc(&queue.stats.splits);
+                Stats::inc(match queue.split_clone {
+                    SplitClone::Fast => &queue.stats.fast_clones,
+                    SplitClone::Deep => &queue.stats.deep_clones,
+                });
+                // The rest comes back through `submit_bio` once we return.
+                bio.submit_noacct();
+                queue.serve(piece);
+            }
+            Err(e) => bio.end(Err(e)),
+        }
+    }
+}

@@ -1,0 +1,51 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Per-device counters, shown in debugfs (`/sys/kernel/debug/rnull_split/<disk>/`).
+
+use core::sync::atomic::{AtomicU64, Ordering};
+
+/// What a device has seen. Relaxed atomics: each counter is exact, and they
+/// are read only after the I/O they count has completed.
+#[derive(Default)]
+pub(crate) struct Stats {
+    /// Bios that reached `submit_bio` (bio mode), remainders after a split
+    /// included.
+    pub(crate) bios: AtomicU64,
+    /// Splits made by the driver (bio mode).
+    pub(crate) splits: AtomicU64,
+    /// Split pieces made with `bio_split()` (shared bvec table).
+    pub(crate) fast_clones: AtomicU64,
+    /// Split pieces made as pre-2015 deep clones (bvec table copied).
+    pub(crate) deep_clones: AtomicU64,
+    /// Units of I/O served: blk-mq requests, or bio pieces in bio mode.
+    pub(crate) requests: AtomicU64,
+    /// Bytes of data served (reads and writes).
+    pub(crate) bytes: AtomicU64,
+}
+
+impl Stats {
+    /// Count one event.
+    #[inline(always)]
+    pub(crate) fn inc(counter: &AtomicU64) {
+        counter.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Add `n` to a counter.
+    #[inline(always)]
+    pub(crate) fn add(counter: &AtomicU64, n: u64) {
+        counter.fetch_add(n, Ordering::Relaxed);
+    }
+
+    /// Every counter with its debugfs file name.
+    pub(crate) fn named(&self) -> [(&'static kernel::str::CStr, &AtomicU64); 6] {
+        use kernel::c_str;
+        [
+            (c_str!("bios"), &self.bios),
+            (c_str!("splits"), &self.splits),
+            (c_str!("fast_clones"), &self.fast_clones),
+            (c_str!("deep_clones"), &self.deep_clones),
+            (c_str!("requests"), &self.requests),
+            (c_str!("bytes"), &self.bytes),
+        ]
+    }
+}
