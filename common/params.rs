@@ -433,3 +433,24 @@ impl DeviceConfig {
         Ok(())
     }
 }
+
+/// Whether `name` is the name of a load-time device (`rnullb0` ..
+/// `rnullb<nr_devices - 1>`), which a configfs directory must not take
+/// (C null_blk refuses such a `mkdir` with `EEXIST`).
+pub fn is_load_time_name(name: &[u8], nr_devices: u32) -> bool {
+    let Some(index) = name.strip_prefix(b"rnullb") else {
+        return false;
+    };
+    // "rnullb" followed by the decimal index as `format!("{}")` writes it
+    if index.is_empty() || index.len() > 10 || (index.len() > 1 && index[0] == b'0') {
+        return false;
+    }
+    let mut n: u64 = 0;
+    for &c in index {
+        if !c.is_ascii_digit() {
+            return false;
+        }
+        n = n * 10 + (c - b'0') as u64;
+    }
+    n < nr_devices as u64
+}

@@ -36,9 +36,11 @@ mod split;
 
 mod bio_queue;
 mod config;
+mod configfs;
 mod debugfs;
 mod device;
 mod stats;
+mod store;
 
 
 module! {
@@ -49,15 +51,16 @@ module! {
     license: "GPL v2",
 }
 
-/// Fields drop in order: the devices before the debugfs directory that holds
-/// theirs.
+/// Fields drop in order: configfs (its devices are gone: each pins the
+/// module), the devices, then the debugfs directory that holds theirs.
 struct RnullSplit {
+    _configfs: configfs::Subsystem,
     _devices: KVec<device::NullDevice>,
     _debugfs: debugfs::Root,
 }
 
 impl kernel::Module for RnullSplit {
-    fn init(_module: &'static ThisModule) -> Result<Self> {
+    fn init(module: &'static ThisModule) -> Result<Self> {
         let (config, nr_devices) = config::from_module_params()?;
         let debugfs = debugfs::Root::new(kernel::c_str!("rnull_split"));
         let mut devices = KVec::with_capacity(nr_devices as usize, GFP_KERNEL)?;
@@ -67,7 +70,9 @@ impl kernel::Module for RnullSplit {
             devices.push(dev, GFP_KERNEL)?;
         }
         pr_info!("{} device(s) of {} sectors\n", nr_devices, config.capacity_sectors);
+        let configfs = configfs::Subsystem::register(module, &config, nr_devices)?;
         Ok(Self {
+            _configfs: configfs,
             _devices: devices,
             _debugfs: debugfs,
         })

@@ -92,3 +92,24 @@ fn whole_config_every_field_again() {
         .for_configfs();
     assert_eq!(e.name, "blocksize");
 }
+
+#[test]
+fn load_time_names() {
+    assert!(is_load_time_name(b"rnullb0", 1));
+    assert!(is_load_time_name(b"rnullb1", 2));
+    assert!(is_load_time_name(b"rnullb1023", 1024));
+    for (name, n) in [
+        (&b"rnullb0"[..], 0),
+        (b"rnullb1", 1),
+        (b"rnullb01", 2),
+        (b"rnullb", 1),
+        (b"rnullb0x", 1),
+        (b"rnullb-1", 1),
+        (b"rnullb99999999999", 1024),
+        (b"nullb0", 1),
+        (b"disk0", 1),
+        (b"Rnullb0", 1),
+    ] {
+        assert!(!is_load_time_name(name, n), "{:?} {n}", core::str::from_utf8(name));
+    }
+}

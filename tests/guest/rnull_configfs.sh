@@ -1,0 +1,261 @@
+#!/bin/bash
+# rnull_split's configfs devices (/sys/kernel/config/rnull_split, like C
+# null_blk's nullb): mkdir takes the module parameters as defaults, attributes
+# read back, power=1 creates /dev/<name> with the configured geometry and moves
+# exact bytes, every store is refused with EBUSY while powered, bad values
+# with EINVAL and a message naming the attribute, power=0 and rmdir remove the
+# disk, rmmod waits for rmdir; clean kernel log after each group.
+. "$REPO/tests/lib.sh"
+KO=${MODDIR:-$REPO}/rnull_split/rnull_split.ko
+CFS=/sys/kernel/config/rnull_split
+
+loaded() { grep -q '^rnull_split ' /proc/modules; }
+unload() {
+    local d
+    for d in "$CFS"/*/; do [[ -d $d ]] && rmdir "$d"; done 2>/dev/null
+    rmmod rnull_split 2>/dev/null
+    ! loaded
+}
+
+# set DIR ATTR VALUE: write VALUE to DIR/ATTR; the write's error (if any)
+# lands in $werr.
+set_attr() { werr=$( (echo "$3" > "$CFS/$1/$2") 2>&1 ); }
+get() { cat "$CFS/$1/$2"; }
+
+# expect_set DIR ATTR VALUE: the write succeeds and reads back.
+expect_set() {
+    if set_attr "$@" && [[ $(get "$1" "$2") == "$3" ]]; then ok "$1: $2=$3"; else
+        not_ok "$1: $2=$3 (error '$werr', reads '$(get "$1" "$2")')"
+    fi
+}
+
+# expect_refused DIR ATTR VALUE ERRNO_TEXT [LOG_PATTERN]: the write fails with
+# ERRNO_TEXT, the value does not change, and LOG_PATTERN (if given) is logged
+# as an rnull_split message.
+expect_refused() {
+    local dir=$1 attr=$2 val=$3 err=$4 log=${5:-} before
+    before=$(get "$dir" "$attr")
+    dmesg -C
+    if set_attr "$dir" "$attr" "$val"; then
+        not_ok "$dir: $attr=$val refused with $err (accepted)"; return
+    fi
+    if ! grep -q "$err" <<<"$werr"; then
+        not_ok "$dir: $attr=$val refused with $err (got '$werr')"; return
+    fi
+    if [[ $(get "$dir" "$attr") != "$before" ]]; then
+        not_ok "$dir: $attr=$val refused with $err (value changed to '$(get "$dir" "$attr")')"; return
+    fi
+    if [[ -n $log ]] && ! dmesg | grep -q "rnull_split: $dir: $log"; then
+        not_ok "$dir: $attr=$val refused with $err (no message '$log'; log: $(dmesg | tail -n 2 | tr '\n' ' '))"
+        return
+    fi
+    ok "$dir: $attr=$val refused with $err${log:+ and \"$log\"}"
+}
+
+EINVAL="Invalid argument"
+EBUSY="Device or resource busy"
+
+# --- the subsystem appears with the module; defaults are the parameters' ---------
+if insmod "$KO" nr_devices=0 gb=2 bs=4096 hw_queue_depth=32 split_clone=deep; then
+    ok "insmod nr_devices=0 gb=2 bs=4096 hw_queue_depth=32 split_clone=deep"
+    check "nr_devices=0 creates no disk" bash -c '! ls /sys/block | grep -q rnullb'
+    check "$CFS exists" test -d "$CFS"
+    check "mkdir $CFS/cfg0" mkdir "$CFS/cfg0"
+    expect_eq "attribute files are null_blk's (+ split_clone)" \
+        "$(ls "$CFS/cfg0" | sort | tr '\n' ' ')" \
+        "blocksize completion_nsec discard hw_queue_depth irqmode max_sectors memory_backed power queue_mode size split_clone submit_queues "
+    expect_eq "default size from gb=2: 2048 MiB" "$(get cfg0 size)" 2048
+    expect_eq "default blocksize from bs" "$(get cfg0 blocksize)" 4096
+    expect_eq "default hw_queue_depth from the parameter" "$(get cfg0 hw_queue_depth)" 32
+    expect_eq "default split_clone from the parameter" "$(get cfg0 split_clone)" deep
+    expect_eq "default queue_mode 2" "$(get cfg0 queue_mode)" 2
+    expect_eq "default irqmode 0" "$(get cfg0 irqmode)" 0
+    expect_eq "default completion_nsec 10000" "$(get cfg0 completion_nsec)" 10000
+    expect_eq "default submit_queues 1" "$(get cfg0 submit_queues)" 1
+    expect_eq "default max_sectors 0" "$(get cfg0 max_sectors)" 0
+    expect_eq "default memory_backed 0, discard 0" "$(get cfg0 memory_backed)$(get cfg0 discard)" 00
+    expect_eq "power reads 0 after mkdir" "$(get cfg0 power)" 0
+    check "no disk before power=1" test ! -e /sys/block/cfg0
+    check "rmdir an unpowered directory" rmdir "$CFS/cfg0"
+    check "rmmod" unload
+    check "rmmod removes $CFS" test ! -e "$CFS"
+else
+    not_ok "insmod nr_devices=0"
+fi
+dmesg_clean "defaults"
+
+# --- configure, power on, geometry, I/O, EBUSY, power off ------------------------
+if insmod "$KO" nr_devices=0; then
+    mkdir "$CFS/cfg0"
+    expect_set cfg0 size 1024
+    expect_set cfg0 blocksize 4096
+    expect_set cfg0 max_sectors 256
+    expect_set cfg0 submit_queues 2
+    expect_set cfg0 hw_queue_depth 32
+    expect_set cfg0 irqmode 1
+    expect_set cfg0 completion_nsec 20000
+    expect_set cfg0 split_clone deep
+    expect_set cfg0 split_clone fast
+    expect_set cfg0 queue_mode 2
+    expect_set cfg0 memory_backed 0
+    expect_set cfg0 discard 0
+    check "power=1" set_attr cfg0 power 1
+    expect_eq "power reads 1" "$(get cfg0 power)" 1
+    check "/dev/cfg0 is a block device" test -b /dev/cfg0
+    expect_eq "size 1024 MiB" "$(blockdev --getsize64 /dev/cfg0)" $((1 << 30))
+    expect_eq "logical_block_size 4096" "$(sysblk cfg0 queue/logical_block_size)" 4096
+    expect_eq "physical_block_size 4096" "$(sysblk cfg0 queue/physical_block_size)" 4096
+    expect_eq "max_hw_sectors_kb = max_sectors/2" "$(sysblk cfg0 queue/max_hw_sectors_kb)" 128
+    expect_eq "two hardware queues" "$(ls /sys/block/cfg0/mq | wc -l)" 2
+    expect_eq "32 tags per hardware queue" "$(cat /sys/block/cfg0/mq/*/nr_tags | sort -u)" 32
+    check "power=1 again is a no-op" set_attr cfg0 power 1
+
+    echo 16 > /sys/block/cfg0/queue/max_sectors_kb
+    read0=$(awk '{print $1}' /sys/block/cfg0/stat)
+    if fio_json --name=r --filename=/dev/cfg0 --direct=1 --rw=read --bs=1M \
+            --size=16M --ioengine=io_uring --iodepth=8; then
+        expect_eq "fio 1 MiB direct reads on cfg0: exactly 16 MiB" "$(fio_field read.io_bytes)" $((16 << 20))
+        read1=$(awk '{print $1}' /sys/block/cfg0/stat)
+        expect_eq "each 1 MiB read reached cfg0 as 64 requests" $((read1 - read0)) $((16 * 64))
+    else
+        not_ok "fio 1 MiB direct reads on cfg0"
+    fi
+    if fio_json --name=rw --filename=/dev/cfg0 --direct=1 --rw=randrw --bs=4k \
+            --size=64M --io_size=8M --ioengine=io_uring --iodepth=16 --numjobs=2 --group_reporting; then
+        expect_eq "fio 4 KiB random I/O on cfg0 over 2 queues (irqmode=1): 16 MiB" \
+            $(( $(fio_field read.io_bytes) + $(fio_field write.io_bytes) )) $((16 << 20))
+    else
+        not_ok "fio 4 KiB random I/O on cfg0"
+    fi
+
+    # every store but power's is refused while powered; nothing changes
+    expect_refused cfg0 size 2048 "$EBUSY"
+    expect_refused cfg0 blocksize 512 "$EBUSY"
+    expect_refused cfg0 max_sectors 8 "$EBUSY"
+    expect_refused cfg0 queue_mode 0 "$EBUSY"
+    expect_refused cfg0 irqmode 0 "$EBUSY"
+    expect_refused cfg0 completion_nsec 1 "$EBUSY"
+    expect_refused cfg0 memory_backed 1 "$EBUSY"
+    expect_refused cfg0 discard 1 "$EBUSY"
+    expect_refused cfg0 submit_queues 1 "$EBUSY"
+    expect_refused cfg0 hw_queue_depth 64 "$EBUSY"
+    expect_refused cfg0 split_clone deep "$EBUSY"
+    expect_eq "the disk still has its size" "$(blockdev --getsize64 /dev/cfg0)" $((1 << 30))
+
+    check "power=0" set_attr cfg0 power 0
+    check "power=0 removes the disk" test ! -e /sys/block/cfg0
+    check "power=0 removes /dev/cfg0" test ! -e /dev/cfg0
+    expect_eq "power reads 0" "$(get cfg0 power)" 0
+    expect_set cfg0 size 2048
+    check "power=1 with the new size" set_attr cfg0 power 1
+    expect_eq "cfg0 is now 2 GiB" "$(blockdev --getsize64 /dev/cfg0)" $((2 << 30))
+    check "rmmod is refused while a directory exists" bash -c '! rmmod rnull_split 2>/dev/null'
+    check "rmdir of a powered directory" rmdir "$CFS/cfg0"
+    check "rmdir removes the disk" test ! -e /sys/block/cfg0
+    check "rmmod after rmdir" unload
+else
+    not_ok "insmod nr_devices=0"
+fi
+dmesg_clean "configure, power, EBUSY, power off"
+
+# --- several devices, a load-time device's name, bio mode ----------------------------
+if insmod "$KO" gb=1; then
+    dmesg -C
+    check "mkdir rnullb0 (a load-time disk's name) is refused" bash -c "! mkdir $CFS/rnullb0 2>/dev/null"
+    check "... with a message" bash -c "dmesg | grep -q 'rnull_split: rnullb0: name of a load-time device'"
+    mkdir "$CFS/a" "$CFS/b" "$CFS/rnullb1"
+    set_attr a size 64; set_attr b size 128; set_attr rnullb1 size 32
+    check "power=1 on a, b and rnullb1" bash -c "echo 1 > $CFS/a/power && echo 1 > $CFS/b/power && echo 1 > $CFS/rnullb1/power"
+    expect_eq "a is 64 MiB" "$(blockdev --getsize64 /dev/a)" $((64 << 20))
+    expect_eq "b is 128 MiB" "$(blockdev --getsize64 /dev/b)" $((128 << 20))
+    expect_eq "rnullb1 is 32 MiB" "$(blockdev --getsize64 /dev/rnullb1)" $((32 << 20))
+    expect_eq "load-time rnullb0 untouched" "$(blockdev --getsize64 /dev/rnullb0)" $((1 << 30))
+    check "rmdir a, b, rnullb1" rmdir "$CFS/a" "$CFS/b" "$CFS/rnullb1"
+    check "their disks are gone, rnullb0 stays" bash -c 'test ! -e /sys/block/a && test ! -e /sys/block/b && test ! -e /sys/block/rnullb1 && test -e /sys/block/rnullb0'
+
+    mkdir "$CFS/bio0"
+    expect_set bio0 queue_mode 0
+    expect_set bio0 split_clone deep
+    expect_set bio0 max_sectors 32
+    expect_set bio0 size 256
+    if set_attr bio0 power 1; then
+        ok "bio0: power=1 with queue_mode=0"
+        if fio_json --name=b --filename=/dev/bio0 --direct=1 --rw=read --bs=1M \
+                --size=16M --ioengine=io_uring --iodepth=4; then
+            expect_eq "fio 1 MiB direct reads on bio-mode bio0: exactly 16 MiB" \
+                "$(fio_field read.io_bytes)" $((16 << 20))
+        else
+            not_ok "fio on bio-mode bio0"
+        fi
+    else
+        not_ok "bio0: power=1 with queue_mode=0 ($werr; $(dmesg | tail -n 1))"
+    fi
+    check "rmdir bio0" rmdir "$CFS/bio0"
+    check "rmmod with configfs devices gone" unload
+    check "no disk left" bash -c '! ls /sys/block | grep -qE "^(rnullb|a$|b$|bio0)"'
+else
+    not_ok "insmod gb=1"
+fi
+dmesg_clean "several devices"
+
+# --- bad values: EINVAL, a message naming the attribute, value unchanged -------------
+if insmod "$KO" nr_devices=0; then
+    mkdir "$CFS/bad"
+    expect_refused bad size abc "$EINVAL" "invalid size: not a decimal number"
+    expect_refused bad size 0 "$EINVAL" "invalid size=0"
+    expect_refused bad size 1073741825 "$EINVAL" "invalid size=1073741825"
+    expect_refused bad size 99999999999999999999 "$EINVAL" "invalid size: not a decimal number"
+    expect_refused bad size -1 "$EINVAL" "invalid size: not a decimal number"
+    expect_refused bad blocksize 1000 "$EINVAL" "invalid blocksize=1000: must be a power of two"
+    expect_refused bad blocksize 0 "$EINVAL" "invalid blocksize=0"
+    expect_refused bad blocksize 256 "$EINVAL" "invalid blocksize=256"
+    expect_refused bad blocksize 8192 "$EINVAL" "invalid blocksize=8192"
+    expect_refused bad blocksize 4096x "$EINVAL" "invalid blocksize: not a decimal number"
+    expect_refused bad max_sectors 4 "$EINVAL" "invalid max_sectors=4"
+    expect_refused bad max_sectors 2561 "$EINVAL" "invalid max_sectors=2561"
+    expect_refused bad queue_mode 1 "$EINVAL" "invalid queue_mode=1"
+    expect_refused bad queue_mode 7 "$EINVAL" "invalid queue_mode=7"
+    expect_refused bad irqmode 3 "$EINVAL" "invalid irqmode=3"
+    expect_refused bad completion_nsec 2000000000 "$EINVAL" "invalid completion_nsec=2000000000"
+    expect_refused bad submit_queues 0 "$EINVAL" "invalid submit_queues=0"
+    expect_refused bad submit_queues 99 "$EINVAL" "invalid submit_queues=99"
+    expect_refused bad hw_queue_depth 0 "$EINVAL" "invalid hw_queue_depth=0"
+    expect_refused bad hw_queue_depth 10241 "$EINVAL" "invalid hw_queue_depth=10241"
+    expect_refused bad split_clone slow "$EINVAL" "invalid split_clone: must be fast or deep"
+    expect_refused bad memory_backed 2 "$EINVAL" "invalid memory_backed: must be 0 or 1"
+    expect_refused bad discard yes "$EINVAL" "invalid discard: must be 0 or 1"
+    expect_refused bad power 2 "$EINVAL" "invalid power: must be 0 or 1"
+
+    # rules between attributes are checked at power=1
+    set_attr bad blocksize 4096; set_attr bad max_sectors 12
+    expect_refused bad power 1 "$EINVAL" "invalid max_sectors=12: must be .* multiple of the block size"
+    check "no disk after the refused power=1" test ! -e /sys/block/bad
+    set_attr bad max_sectors 16; set_attr bad discard 1
+    expect_refused bad power 1 "$EINVAL" "invalid discard=1: must be 0 unless memory_backed=1"
+    check "no disk after the refused power=1" test ! -e /sys/block/bad
+    set_attr bad discard 0
+    check "power=1 once the configuration is consistent" set_attr bad power 1
+    check "rmdir" rmdir "$CFS/bad"
+    check "rmmod" unload
+else
+    not_ok "insmod nr_devices=0"
+fi
+dmesg_clean "bad values"
+
+# --- create/remove cycles leave nothing behind ---------------------------------------
+cycles=0
+if insmod "$KO" nr_devices=0; then
+    for i in $(seq 10); do
+        mkdir "$CFS/cyc" && set_attr cyc size 16 && set_attr cyc power 1 || break
+        dd if=/dev/cyc of=/dev/null bs=64k count=16 iflag=direct status=none || break
+        if (( i % 2 )); then set_attr cyc power 0 || break; fi
+        rmdir "$CFS/cyc" || break
+        cycles=$i
+    done
+    unload
+fi
+expect_eq "10 mkdir/power/I/O/rmdir cycles" "$cycles" 10
+check "no cyc disk and no module left" bash -c '! test -e /sys/block/cyc && ! grep -q "^rnull_split " /proc/modules'
+dmesg_clean "cycles"
+
+finish
