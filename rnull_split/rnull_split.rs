@@ -40,7 +40,6 @@ mod configfs;
 mod debugfs;
 mod device;
 mod stats;
-mod store;
 
 
 module! {
