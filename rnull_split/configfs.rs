@@ -150,7 +150,8 @@ impl Attr {
         let c = &mut state.config;
         match self {
             Self::Size => {
-                c.capacity_sectors = checked(dir, params::validate_size_mb(parse(dir, self, text)?))?
+                c.capacity_sectors =
+                    checked(dir, params::validate_size_mb(parse(dir, self, text)?))?
             }
             Self::Blocksize => {
                 let bs: u32 = parse(dir, self, text)?;
@@ -170,16 +171,20 @@ impl Attr {
                 c.irqmode = checked(dir, params::validate_irqmode(v.into()))?;
             }
             Self::CompletionNsec => {
-                c.completion_nsec =
-                    checked(dir, params::validate_completion_nsec(parse(dir, self, text)?))?
+                c.completion_nsec = checked(
+                    dir,
+                    params::validate_completion_nsec(parse(dir, self, text)?),
+                )?
             }
             Self::MemoryBacked => c.memory_backed = parse_bool(dir, self, text)?,
             // Against memory_backed at power=1.
             Self::Discard => c.discard = parse_bool(dir, self, text)?,
             Self::SubmitQueues => {
                 let v: u32 = parse(dir, self, text)?;
-                c.submit_queues =
-                    checked(dir, params::validate_submit_queues(v.into(), device::nr_cpu_ids()))?;
+                c.submit_queues = checked(
+                    dir,
+                    params::validate_submit_queues(v.into(), device::nr_cpu_ids()),
+                )?;
             }
             Self::HwQueueDepth => {
                 let v: u32 = parse(dir, self, text)?;
@@ -214,7 +219,11 @@ fn irqmode_number(mode: IrqMode) -> u32 {
 /// Parse a decimal number, like upstream rnull's configfs.
 fn parse<T: FromStr>(dir: &CStr, attr: Attr, text: &str) -> Result<T> {
     text.parse::<T>().map_err(|_| {
-        pr_err!("{}: invalid {}: not a decimal number in range\n", dir, attr.name());
+        pr_err!(
+            "{}: invalid {}: not a decimal number in range\n",
+            dir,
+            attr.name()
+        );
         EINVAL
     })
 }
@@ -415,7 +424,10 @@ unsafe extern "C" fn make_group(
 ///
 /// Called by configfs with one of the subsystem's children, all made by
 /// [`make_group`].
-unsafe extern "C" fn drop_item(_group: *mut bindings::config_group, item: *mut bindings::config_item) {
+unsafe extern "C" fn drop_item(
+    _group: *mut bindings::config_group,
+    item: *mut bindings::config_item,
+) {
     {
         // SAFETY: `item` is a `DeviceDir`'s, valid during the call.
         let dir = unsafe { DeviceDir::from_item(item) };
@@ -445,7 +457,10 @@ unsafe extern "C" fn release(item: *mut bindings::config_item) {
 /// # Safety
 ///
 /// Called by configfs with a `DeviceDir`'s item and a `PAGE_SIZE` buffer.
-unsafe extern "C" fn show<const N: usize>(item: *mut bindings::config_item, page: *mut c_char) -> isize {
+unsafe extern "C" fn show<const N: usize>(
+    item: *mut bindings::config_item,
+    page: *mut c_char,
+) -> isize {
     // SAFETY: `item` is a `DeviceDir`'s, valid during the call.
     let dir = unsafe { DeviceDir::from_item(item) };
     // SAFETY: configfs's `fill_read_buffer` passes a page of its own,
