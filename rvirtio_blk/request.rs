@@ -114,6 +114,9 @@ fn virtblk_map_data(vblk: &VirtioBlk, req: Request, vbr: *mut VirtblkReq) -> Res
     let table = unsafe { &raw mut (*vbr).sg_table };
     // SAFETY: as above.
     let sgl = unsafe { (&raw mut (*vbr).sg).cast::<bindings::scatterlist>() };
+    // `sg_alloc_table_chained` initialises the first chunk through `table->sgl`.
+    // SAFETY: our PDU.
+    unsafe { (*table).sgl = sgl };
     // SAFETY: `sgl` has `first` entries living as long as the request.
     unsafe { blk::sg_alloc_table_chained(table, nseg, sgl, first) }.map_err(|_| ENOMEM)?;
     vblk.stats.mapped(nseg, first);
