@@ -22,8 +22,10 @@ use crate::{
     params::{DeviceConfig, SplitClone},
     split::{split_point, SplitLimits, SplitPoint},
     stats::Stats,
+    store::Store,
 };
 use kernel::{
+    alloc::flags::GFP_NOIO,
     block::{
         bio::{BioOperations, BioSet, OwnedBio},
         mq::Command,
@@ -43,10 +45,15 @@ pub(crate) struct BioQueue {
     split_clone: SplitClone,
     logical_block_size: u32,
     stats: Arc<Stats>,
+    store: Option<Arc<Store>>,
 }
 
 impl BioQueue {
-    pub(crate) fn new(config: &DeviceConfig, stats: Arc<Stats>) -> impl PinInit<Self, Error> {
+    pub(crate) fn new(
+        config: &DeviceConfig,
+        stats: Arc<Stats>,
+        store: Option<Arc<Store>>,
+    ) -> impl PinInit<Self, Error> {
         let split_clone = config.split_clone;
         let logical_block_size = config.block_size;
         try_pin_init!(Self {
@@ -54,6 +61,7 @@ impl BioQueue {
             split_clone,
             logical_block_size,
             stats,
+            store,
         })
     }
 
@@ -61,7 +69,12 @@ impl BioQueue {
     fn serve(&self, bio: OwnedBio) {
         Stats::inc(&self.stats.requests);
         Stats::add(&self.stats.bytes, bio.size().into());
-        bio.end(Ok(()));
+        let status = match &self.store {
+            // `submit_bio` may sleep: wait for memory rather than fail.
+            Some(store) => store.transfer(&bio, GFP_NOIO),
+            None => Ok(()),
+        };
+        bio.end(status);
     }
 
     /// Split off the first `sectors` of `bio` as a pre-2015 deep clone.
@@ -90,9 +103,8 @@ impl BioOperations for NullBio {
     fn submit_bio(queue: ArcBorrow<'_, BioQueue>, mut bio: OwnedBio) {
         Stats::inc(&queue.stats.bios);
         if !matches!(bio.command(), Command::Read | Command::Write) || bio.size() == 0 {
-            // Flush, discard, write-zeroes: nothing to split or keep.
-            bio.end(Ok(()));
-            return;
+            // Flush, discard, write-zeroes: no data to split.
+            return queue.serve(bio);
         }
         let limits = SplitLimits {
             max_sectors: bio.queue_max_sectors(),

@@ -55,8 +55,6 @@ fn not_yet(config: &DeviceConfig) -> Result {
         "queue_mode=0 with irqmode other than 0"
     } else if config.irqmode == params::IrqMode::Timer {
         "irqmode=2"
-    } else if config.memory_backed {
-        "memory_backed=1"
     } else {
         return Ok(());
     };

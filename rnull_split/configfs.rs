@@ -16,7 +16,8 @@
 //!    `rnull_split`; its `make_group` callback lets `mkdir` create a
 //!    [`DeviceDir`] holding a [`DeviceConfig`] (the module parameters'
 //!    values) and no disk. Names of load-time disks (`rnullb0`, ...) are
-//!    refused with `EEXIST`.
+//!    refused with `EEXIST`. The subsystem directory's read-only `features`
+//!    lists the attribute names, as C null_blk's does.
 //! 2. Each attribute ([`Attr`], C null_blk's names) shows its value and a
 //!    newline; a store parses the text, checks it with the validator of the
 //!    module parameter of the same meaning (`common/params.rs`) and refuses
@@ -92,6 +93,16 @@ const ATTRS: [Attr; NR_ATTRS] = [
     Attr::Power,
 ];
 
+/// `features` of the subsystem directory: the attribute names a directory
+/// has, comma-separated, as C null_blk's `features` lists its own.
+fn features(out: &mut impl Write) -> fmt::Result {
+    for (i, attr) in ATTRS.iter().enumerate() {
+        let sep = if i + 1 == ATTRS.len() { "\n" } else { "," };
+        write!(out, "{}{}", attr.name(), sep)?;
+    }
+    Ok(())
+}
+
 /// A device directory's configuration and, while powered, its disk.
 struct DirState {
     config: DeviceConfig,
@@ -140,15 +151,13 @@ impl Attr {
     /// Set the attribute of directory `dir` from `text` (surrounding white
     /// space already trimmed).
     fn store(self, dir: &CStr, state: &mut DirState, text: &str) -> Result {
-        if self == Self::Power {
-            return power(dir, state, parse_bool(dir, self, text)?);
-        }
         // Like C null_blk: the configuration is frozen while the disk exists.
-        if state.disk.is_some() {
+        if self != Self::Power && state.disk.is_some() {
             return Err(EBUSY);
         }
         let c = &mut state.config;
         match self {
+            Self::Power => return power(dir, state, parse_bool(dir, self, text)?),
             Self::Size => {
                 c.capacity_sectors =
                     checked(dir, params::validate_size_mb(parse(dir, self, text)?))?
@@ -193,7 +202,6 @@ impl Attr {
             Self::SplitClone => {
                 c.split_clone = checked(dir, params::validate_split_clone(text.as_bytes()))?
             }
-            Self::Power => unreachable!(),
         }
         Ok(())
     }
@@ -366,11 +374,14 @@ impl DeviceDir {
     /// `item` is the `cg_item` of a [`DeviceDir`]'s group and stays valid
     /// for `'a` (configfs holds a reference during every callback).
     unsafe fn from_item<'a>(item: *mut bindings::config_item) -> &'a Self {
-        // `to_config_group()`: `cg_item` is the first field of the group.
-        let group = item.cast::<Opaque<bindings::config_group>>();
+        // SAFETY: `to_config_group()`: by the safety requirements `item` is
+        // the `cg_item` of a group.
+        let group = unsafe { kernel::container_of!(item, bindings::config_group, cg_item) };
         // SAFETY: by the safety requirements, `group` is the `group` field
-        // of a `DeviceDir`.
-        let dir = unsafe { kernel::container_of!(group, Self, group) };
+        // of a `DeviceDir` (`Opaque` is transparent).
+        let dir = unsafe {
+            kernel::container_of!(group.cast::<Opaque<bindings::config_group>>(), Self, group)
+        };
         // SAFETY: `dir` is valid for `'a` by the safety requirements.
         unsafe { &*dir }
     }
@@ -505,6 +516,22 @@ macro_rules! attr_callbacks {
 /// attribute to them, so each is its own function).
 const CALLBACKS: [(ShowFn, StoreFn); NR_ATTRS] = attr_callbacks!(0 1 2 3 4 5 6 7 8 9 10 11);
 
+/// `show` of the subsystem's read-only `features`.
+///
+/// # Safety
+///
+/// Called by configfs with a `PAGE_SIZE` buffer.
+unsafe extern "C" fn features_show(_item: *mut bindings::config_item, page: *mut c_char) -> isize {
+    // SAFETY: configfs's `fill_read_buffer` passes a page of its own,
+    // writable and not aliased during the call.
+    let buf = unsafe { core::slice::from_raw_parts_mut(page.cast::<u8>(), PAGE_SIZE) };
+    let mut out = PageWriter { buf, len: 0 };
+    match features(&mut out) {
+        Ok(()) => out.len as isize,
+        Err(_) => EINVAL.to_errno() as isize,
+    }
+}
+
 // --- the subsystem ----------------------------------------------------------------
 
 /// The lockdep class of the subsystem's `su_mutex`, the static key
@@ -522,6 +549,9 @@ static SU_MUTEX_KEY: LockKey = LockKey(Opaque::uninit());
 struct Tables {
     subsys: Opaque<bindings::configfs_subsystem>,
     subsys_type: bindings::config_item_type,
+    /// `features`, and NULL: `subsys_type.ct_attrs`.
+    subsys_attr: bindings::configfs_attribute,
+    subsys_attr_ptrs: [*mut bindings::configfs_attribute; 2],
     group_ops: bindings::configfs_group_operations,
     dev_type: bindings::config_item_type,
     dev_item_ops: bindings::configfs_item_operations,
@@ -552,10 +582,19 @@ impl Tables {
     ///
     /// `group` is the `su_group` of a registered [`Subsystem`]'s tables.
     unsafe fn from_group<'a>(group: *mut bindings::config_group) -> &'a Self {
-        // `su_group` is the first field of `configfs_subsystem`.
-        let subsys = group.cast::<Opaque<bindings::configfs_subsystem>>();
-        // SAFETY: `subsys` is the `subsys` field of a `Tables`.
-        let tables = unsafe { kernel::container_of!(subsys, Self, subsys) };
+        // SAFETY: `to_configfs_subsystem()`: by the safety requirements
+        // `group` is the `su_group` of a subsystem.
+        let subsys =
+            unsafe { kernel::container_of!(group, bindings::configfs_subsystem, su_group) };
+        // SAFETY: `subsys` is the `subsys` field of a `Tables` (`Opaque` is
+        // transparent).
+        let tables = unsafe {
+            kernel::container_of!(
+                subsys.cast::<Opaque<bindings::configfs_subsystem>>(),
+                Self,
+                subsys
+            )
+        };
         // SAFETY: a registered subsystem's tables live until it is
         // unregistered, after every callback.
         unsafe { &*tables }
@@ -607,6 +646,14 @@ impl Subsystem {
                 subsys: Opaque::new(unsafe { zeroed() }),
                 // SAFETY: a zeroed `config_item_type` is valid.
                 subsys_type: unsafe { zeroed() },
+                subsys_attr: bindings::configfs_attribute {
+                    ca_name: c_str!("features").as_char_ptr(),
+                    ca_owner: module.as_ptr(),
+                    ca_mode: 0o444,
+                    show: Some(features_show),
+                    store: None,
+                },
+                subsys_attr_ptrs: [ptr::null_mut(); 2],
                 group_ops: bindings::configfs_group_operations {
                     make_group: Some(make_group),
                     drop_item: Some(drop_item),
@@ -639,6 +686,8 @@ impl Subsystem {
         t.dev_type.ct_attrs = t.attr_ptrs.as_mut_ptr();
         t.subsys_type.ct_owner = module.as_ptr();
         t.subsys_type.ct_group_ops = &mut t.group_ops;
+        t.subsys_attr_ptrs[0] = &mut t.subsys_attr;
+        t.subsys_type.ct_attrs = t.subsys_attr_ptrs.as_mut_ptr();
         let subsys = t.subsys.get();
         // SAFETY: `subsys` is a zeroed subsystem that no longer moves;
         // `SUBSYSTEM_NAME` is NUL-terminated and `subsys_type` lives with it.

@@ -8,6 +8,7 @@ use crate::{
     debugfs,
     params::{DeviceConfig, IrqMode, QueueMode},
     stats::Stats,
+    store::Store,
 };
 use kernel::{
     block::mq::{
@@ -49,11 +50,18 @@ impl NullDevice {
     pub(crate) fn new(name: core::fmt::Arguments<'_>, config: &DeviceConfig) -> Result<Self> {
         let name = CString::try_from_fmt(name)?;
         let stats = Arc::new(Stats::default(), GFP_KERNEL)?;
+        let store = if config.memory_backed {
+            Some(Arc::pin_init(Store::new(), GFP_KERNEL)?)
+        } else {
+            None
+        };
         let builder = GenDiskBuilder::new()
             .capacity_sectors(config.capacity_sectors)
             .logical_block_size(config.block_size)?
             .physical_block_size(config.block_size)?
             .max_sectors(config.max_sectors)
+            // C null_blk's discard limit (`UINT_MAX >> 9`).
+            .max_discard_sectors(if config.discard { u32::MAX >> 9 } else { 0 })
             .rotational(false);
         let disk = match config.queue_mode {
             QueueMode::Mq => {
@@ -65,6 +73,7 @@ impl NullDevice {
                     QueueData {
                         irqmode: config.irqmode,
                         stats: stats.clone(),
+                        store,
                     },
                     GFP_KERNEL,
                 )?;
@@ -73,7 +82,8 @@ impl NullDevice {
                 }
             }
             QueueMode::Bio => {
-                let queue = Arc::pin_init(BioQueue::new(config, stats.clone()), GFP_KERNEL)?;
+                let queue =
+                    Arc::pin_init(BioQueue::new(config, stats.clone(), store), GFP_KERNEL)?;
                 Disk::Bio {
                     _disk: builder.build_bio(format_args!("{}", &*name), queue)?,
                 }
@@ -91,6 +101,7 @@ impl NullDevice {
 pub(crate) struct QueueData {
     irqmode: IrqMode,
     stats: Arc<Stats>,
+    store: Option<Arc<Store>>,
 }
 
 /// The blk-mq operations of a [`NullDevice`].
@@ -107,6 +118,15 @@ impl Operations for NullQueue {
     fn queue_rq(queue_data: &QueueData, rq: ARef<mq::Request<Self>>, _is_last: bool) -> Result {
         Stats::inc(&queue_data.stats.requests);
         Stats::add(&queue_data.stats.bytes, rq.bytes().into());
+        if let Some(store) = &queue_data.store {
+            // `queue_rq` must not sleep: allocate atomically. A failure ends
+            // the request with an error.
+            let status = rq.bios().try_for_each(|bio| store.transfer(bio, GFP_ATOMIC));
+            if status.is_err() {
+                end_with(rq, status);
+                return Ok(());
+            }
+        }
         match queue_data.irqmode {
             IrqMode::Softirq => mq::Request::complete(rq),
             _ => end(rq),
@@ -124,10 +144,16 @@ impl Operations for NullQueue {
 /// End `rq` successfully.
 #[inline(always)]
 fn end(rq: ARef<mq::Request<NullQueue>>) {
+    end_with(rq, Ok(()));
+}
+
+/// End `rq` with `status`.
+#[inline(always)]
+fn end_with(rq: ARef<mq::Request<NullQueue>>, status: Result) {
     // The driver keeps no other reference to its requests, so `rq` is the
-    // only `ARef` and `end_ok` cannot fail; if it ever did, the request would
+    // only `ARef` and ending cannot fail; if it ever did, the request would
     // stay owned by the `ARef` returned and time out rather than be freed.
-    if mq::Request::end_ok(rq).is_err() {
+    if mq::Request::end(rq, status).is_err() {
         pr_warn!("request still referenced at completion\n");
     }
 }

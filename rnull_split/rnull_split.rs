@@ -40,6 +40,7 @@ mod configfs;
 mod debugfs;
 mod device;
 mod stats;
+mod store;
 
 
 module! {

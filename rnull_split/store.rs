@@ -1,0 +1,128 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The data of a memory-backed device (`memory_backed=1`).
+//!
+//! Like C null_blk's backing store: 4 KiB pages allocated on first write, in
+//! a tree indexed by page number, so a device of any size costs only what was
+//! written. Never-written ranges read as zeroes; discard and write-zeroes
+//! drop whole pages and zero partial ones. Pages are allocated outside the
+//! lock and only inserted under it.
+
+use kernel::{
+    alloc::Flags,
+    block::{bio::Bio, mq::Command},
+    init::zeroed,
+    new_spinlock,
+    prelude::*,
+    rbtree::{RBTree, RBTreeNode},
+    sync::SpinLock,
+};
+
+const PAGE: usize = 4096;
+const PAGE_SHIFT: u32 = 12;
+const SECTOR_SHIFT: u32 = 9;
+
+type Page = KBox<[u8; PAGE]>;
+
+/// The pages of one device.
+#[pin_data]
+pub(crate) struct Store {
+    #[pin]
+    pages: SpinLock<RBTree<u64, Page>>,
+}
+
+/// Where byte `pos` of the device lives: page index and offset in it, and how
+/// many of `left` bytes fit in that page.
+fn locate(pos: u64, left: usize) -> (u64, usize, usize) {
+    let idx = pos >> PAGE_SHIFT;
+    let off = (pos & (PAGE as u64 - 1)) as usize;
+    (idx, off, left.min(PAGE - off))
+}
+
+impl Store {
+    pub(crate) fn new() -> impl PinInit<Self> {
+        pin_init!(Self {
+            pages <- new_spinlock!(RBTree::new(), "rnull_split:store"),
+        })
+    }
+
+    /// Serve the data of `bio` (a read or a write; other operations carry
+    /// no data), allocating with `flags`.
+    pub(crate) fn transfer(&self, bio: &Bio, flags: Flags) -> Result {
+        let mut pos = bio.sector() << SECTOR_SHIFT;
+        let write = match bio.command() {
+            Command::Write => true,
+            Command::Read => false,
+            Command::Discard | Command::WriteZeroes | Command::SecureErase => {
+                self.discard(pos, u64::from(bio.size()));
+                return Ok(());
+            }
+            _ => return Ok(()),
+        };
+        for seg in bio.page_segments() {
+            let mut at = 0usize;
+            let len = seg.len() as usize;
+            while at < len {
+                let (idx, off, n) = locate(pos, len - at);
+                if write {
+                    self.write_chunk(idx, |page| seg.copy_to(at, &mut page[off..off + n]), flags)?;
+                } else {
+                    let pages = self.pages.lock();
+                    match pages.get(&idx) {
+                        Some(page) => seg.copy_from(at, &page[off..off + n])?,
+                        None => seg.zero(at, n)?,
+                    }
+                }
+                at += n;
+                pos += n as u64;
+            }
+        }
+        Ok(())
+    }
+
+    /// Run `fill` on page `idx` under the lock, allocating the page first if
+    /// it does not exist yet.
+    fn write_chunk(&self, idx: u64, fill: impl FnOnce(&mut [u8; PAGE]) -> Result, flags: Flags) -> Result {
+        {
+            let mut pages = self.pages.lock();
+            if let Some(page) = pages.get_mut(&idx) {
+                return fill(page);
+            }
+        }
+        // Allocate outside the lock; another writer may win the race, then
+        // ours is dropped.
+        let page: Page = KBox::init(zeroed(), flags)?;
+        let node = RBTreeNode::new(idx, page, flags)?;
+        let mut pages = self.pages.lock();
+        if pages.get(&idx).is_none() {
+            pages.insert(node);
+        }
+        match pages.get_mut(&idx) {
+            Some(page) => fill(page),
+            None => Err(ENOMEM),
+        }
+    }
+
+    /// Forget `len` bytes from byte `pos`: whole pages are freed, partial
+    /// ones zeroed.
+    fn discard(&self, mut pos: u64, len: u64) {
+        let end = pos + len;
+        while pos < end {
+            let (idx, off, n) = locate(pos, (end - pos).min(PAGE as u64) as usize);
+            // Free whole pages after dropping the lock.
+            let freed = {
+                let mut pages = self.pages.lock();
+                if n == PAGE {
+                    pages.remove(&idx)
+                } else {
+                    if let Some(page) = pages.get_mut(&idx) {
+                        page[off..off + n].fill(0);
+                    }
+                    None
+                }
+            };
+            drop(freed);
+            pos += n as u64;
+        }
+    }
+}
