@@ -6,7 +6,10 @@
 # The guest's root is the host's / (9p, read-only), so it has the host's fio,
 # bash and this repo at the same path; /tmp, /run and /root are tmpfs. CMD runs
 # as root in the repo directory with REPO, KDIR (the kernel build tree) and OUT
-# (a host directory mounted read-write, default out/vm) in its environment.
+# (a host directory mounted read-write, default out/vm) in its environment,
+# and MODDIR, where tests load modules from (default the repo).
+# FLAVOUR=debug boots the debug kernel (scripts/kernel.sh) with at least
+# VM_DEBUG_MEM MB (3072) and the timeout times VM_DEBUG_SLOWDOWN (3).
 # The console is streamed to stdout and saved to $OUT/console.log. The exit
 # status is CMD's; a timeout, panic or lost guest is a failure and prints the
 # console tail. QEMU runs under TCG; set VM_ACCEL=kvm where KVM works.
@@ -28,6 +31,10 @@ while [[ $# -gt 0 ]]; do
     esac
 done
 [[ $# -gt 0 ]] || die "no guest command given"
+if [[ $FLAVOUR == debug ]]; then
+    mem=$(( mem > ${VM_DEBUG_MEM:-3072} ? mem : ${VM_DEBUG_MEM:-3072} ))
+    timeout=$(( timeout * ${VM_DEBUG_SLOWDOWN:-3} ))
+fi
 
 kdir=$(scripts_dir=$(dirname "$0"); "$scripts_dir/kernel.sh" kdir)
 bzimage=$kdir/arch/x86/boot/bzImage
@@ -38,6 +45,7 @@ rm -f "$out/.vm-rc"
 {
     printf 'export REPO=%q KDIR=%q OUT=%q\n' "$REPO" "$kdir" "$out"
     printf 'export VM_CPUS=%q\n' "$cpus"
+    printf 'export MODDIR=%q FLAVOUR=%q\n' "${MODDIR:-$REPO}" "$FLAVOUR"
 } > "$out/.vm-env"
 printf '%q ' "$@" > "$out/.vm-cmd"; echo >> "$out/.vm-cmd"
 
@@ -50,6 +58,8 @@ append="console=ttyS0 root=rootfs rootfstype=9p"
 append+=" rootflags=trans=virtio,version=9p2000.L,msize=262144,cache=loose ro"
 append+=" init=$REPO/scripts/guest-init.sh panic=-1 oops=panic=0 loglevel=6"
 append+=" VM_OUT=$out"
+# debug kernel: SLUB sanity checks and red zones on top of KASAN
+[[ $FLAVOUR == debug ]] && append+=" slub_debug=FZ"
 
 set +e
 timeout --foreground -k 10 "$timeout" qemu-system-x86_64 \

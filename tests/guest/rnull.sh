@@ -3,7 +3,7 @@
 # max_sectors split by the block layer with exact byte counts, refused bad
 # parameters, load/unload cycles, clean kernel log.
 . "$REPO/tests/lib.sh"
-KO=$REPO/rnull_split/rnull_split.ko
+KO=$MODDIR/rnull_split/rnull_split.ko
 
 loaded() { grep -q '^rnull_split ' /proc/modules; }
 unload() { rmmod rnull_split 2>/dev/null; ! loaded; }

@@ -6,7 +6,7 @@
 # read-only, discard and write zeroes, EIO injection, two queues, write
 # cache, resize, unbind/bind and rmmod with I/O in flight.
 . "$REPO/tests/lib.sh"
-KO=$REPO/rvirtio_blk/rvirtio_blk.ko
+KO=$MODDIR/rvirtio_blk/rvirtio_blk.ko
 DBG=/sys/kernel/debug/rvirtio_blk
 PATTERN_HEAD() { printf '%016x rvirtio pattern ' "$1"; }
 

@@ -22,7 +22,7 @@ hok() { n=$((n + 1)); echo "ok $n - host: $*"; }
 hnot_ok() { n=$((n + 1)); echo "not ok $n - host: $*"; }
 hcheck() { local d=$1; shift; if "$@"; then hok "$d"; else hnot_ok "$d"; fi; }
 
-KO=rvirtio_blk/rvirtio_blk.ko
+KO=${MODDIR:-.}/rvirtio_blk/rvirtio_blk.ko
 if [[ ! -f $KO ]]; then
     echo "not ok 1 - host: $KO not built (run make)"; exit 1
 fi

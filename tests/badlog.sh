@@ -1,0 +1,5 @@
+# Kernel log lines that mean the kernel is unhappy: WARN/BUG/Oops, KASAN,
+# lockdep (its reports start with "WARNING:"), kmemleak, debug objects, list
+# and SLUB debugging, stalls. Sourced by tests/lib.sh (guest) and
+# scripts/check.sh (host, on the console of debug-kernel runs).
+BAD_LOG='WARNING:|BUG:|kernel BUG at|BUG [^ ]+ \((Not tainted|Tainted)|Oops|Call Trace|general protection|KASAN|UBSAN|kmemleak: .*(suspected|disabled|Cannot|[Ee]rror)|unreferenced object|possible circular|inconsistent lock|ODEBUG|refcount_t:|list_add corruption|list_del corruption|Redzone overwritten|Poison overwritten|INFO: task .* blocked|rcu: INFO|soft lockup|hard LOCKUP'
