@@ -60,6 +60,8 @@ if insmod "$KO" nr_devices=0 gb=2 bs=4096 hw_queue_depth=32 split_clone=deep; th
     ok "insmod nr_devices=0 gb=2 bs=4096 hw_queue_depth=32 split_clone=deep"
     check "nr_devices=0 creates no disk" bash -c '! ls /sys/block | grep -q rnullb'
     check "$CFS exists" test -d "$CFS"
+    expect_eq "features lists the attributes, like null_blk's" "$(cat "$CFS/features")" \
+        "size,blocksize,max_sectors,queue_mode,irqmode,completion_nsec,memory_backed,discard,submit_queues,hw_queue_depth,split_clone,power"
     check "mkdir $CFS/cfg0" mkdir "$CFS/cfg0"
     expect_eq "attribute files are null_blk's (+ split_clone)" \
         "$(ls "$CFS/cfg0" | sort | tr '\n' ' ')" \
@@ -235,6 +237,11 @@ if insmod "$KO" nr_devices=0; then
     check "no disk after the refused power=1" test ! -e /sys/block/bad
     set_attr bad discard 0
     check "power=1 once the configuration is consistent" set_attr bad power 1
+    long=disk_name_longer_than_the_32_bytes_of_disk_name
+    mkdir "$CFS/$long"
+    expect_refused "$long" power 1 "" "cannot create the disk"
+    check "no disk and a clean refusal for a name too long for a disk" test ! -e "/sys/block/$long"
+    rmdir "$CFS/$long"
     check "rmdir" rmdir "$CFS/bad"
     check "rmmod" unload
 else
