@@ -350,7 +350,9 @@ impl DeviceDir {
                     // move (pinned); `name` is NUL-terminated and copied;
                     // `item_type` lives as long as the module (see
                     // `Subsystem`'s invariants).
-                    unsafe { bindings::config_group_init_type_name(slot, name.as_char_ptr(), item_type) };
+                    unsafe {
+                        bindings::config_group_init_type_name(slot, name.as_char_ptr(), item_type)
+                    };
                 }),
                 state <- new_mutex!(DirState {
                     config: defaults,
