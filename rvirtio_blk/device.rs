@@ -306,6 +306,7 @@ fn virtblk_get_id(vblk: &VirtioBlk, out: &mut [u8; sg_plan::VIRTIO_BLK_ID_BYTES 
         (*vbr).out_hdr.type_ = vblk.vdev.cpu_to_virtio32(sg_plan::VIRTIO_BLK_T_GET_ID);
         (*vbr).out_hdr.ioprio = 0;
         (*vbr).out_hdr.sector = 0;
+        (*vbr).data_out = false;
     }
     let mut buf = KBox::new([0u8; sg_plan::VIRTIO_BLK_ID_BYTES], GFP_KERNEL)?;
     // SAFETY: `buf` is kmalloc'ed (DMA-able) and outlives the request.

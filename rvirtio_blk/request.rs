@@ -30,6 +30,8 @@ pub(crate) struct VirtblkReq {
     pub(crate) out_hdr: bindings::virtio_blk_outhdr,
     /// Status byte the device writes (`VIRTIO_BLK_S_*`).
     pub(crate) status: u8,
+    /// The data (or range table) goes to the device (`type & VIRTIO_BLK_T_OUT`).
+    pub(crate) data_out: bool,
     /// Data scatterlist: `sgl` points at `sg` or at a chained pool table.
     pub(crate) sg_table: bindings::sg_table,
     /// The inline entries.
@@ -53,7 +55,7 @@ fn virtblk_setup_cmd(vblk: &VirtioBlk, req: Request, vbr: *mut VirtblkReq) -> Bl
     let vdev = vblk.vdev;
     let cmd = match sg_plan::setup_cmd(req.op(), req.pos()) {
         Ok(Some(cmd)) => cmd,
-        // The submitter (GET_ID) prepared the header.
+        // The submitter (GET_ID) prepared the header and `data_out`.
         Ok(None) => return blk::BLK_STS_OK,
         Err(sg_plan::CmdError::NotSupported) => return blk::BLK_STS_NOTSUPP,
     };
@@ -62,6 +64,7 @@ fn virtblk_setup_cmd(vblk: &VirtioBlk, req: Request, vbr: *mut VirtblkReq) -> Bl
         (*vbr).out_hdr.type_ = vdev.cpu_to_virtio32(cmd.type_);
         (*vbr).out_hdr.ioprio = 0;
         (*vbr).out_hdr.sector = vdev.cpu_to_virtio64(cmd.sector);
+        (*vbr).data_out = cmd.type_ & sg_plan::VIRTIO_BLK_T_OUT != 0;
     }
     if cmd.ranges && virtblk_setup_discard_write_zeroes(req, cmd.unmap).is_err() {
         return blk::BLK_STS_RESOURCE;
@@ -236,7 +239,8 @@ pub(crate) unsafe extern "C" fn virtio_queue_rq(
         Ok(n) => n,
         Err(status) => return status,
     };
-    let write = req.op() == sg_plan::Op::Write;
+    // SAFETY: our PDU, set up by `virtblk_prep_rq`.
+    let write = unsafe { (*vbr).data_out };
     let q = &vblk.vqs[qid];
     let guard = q.lock.lock();
     // SAFETY: the queue lock is held; `vbr` belongs to a started request.

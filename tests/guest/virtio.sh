@@ -63,7 +63,7 @@ expect_eq "64 MiB buffered read (page cache, readahead) matches" "$got" "$want"
 ok_sect=1
 for s in 0 1 7 4095 65535 131071; do
     got=$(dd if=/dev/$DATA bs=512 skip=$s count=1 iflag=direct status=none | head -c 40)
-    [[ $got == "$(PATTERN_HEAD $s)$(PATTERN_HEAD $s | head -c 8)" ]] || { ok_sect=0; diag "sector $s: '$got'"; }
+    [[ $got == "$(PATTERN_HEAD $s)$(PATTERN_HEAD $s | head -c 7)" ]] || { ok_sect=0; diag "sector $s: '$got'"; }
 done
 check "single 512-byte sectors hold their own number" test $ok_sect == 1
 dmesg_clean "pattern reads"
@@ -98,7 +98,7 @@ seg_case() { # seg_case DEV DESC BS EXPECT(none|some) [fio args]
     else
         check "bs=$bs ($desc): chained SG tables used (+$((c1 - c0)))" test $((c1 - c0)) -gt 0
     fi
-    check "bs=$bs: requests counter moved (+$((r1 - r0)))" test $((r1 - r0)) -ge $((2048 * 1024 / $(numfmt --from=iec $bs)))
+    check "bs=$bs: requests counter moved (+$((r1 - r0)))" test $((r1 - r0)) -ge $((2048 * 1024 / $(numfmt --from=iec ${bs^^})))
 }
 # No merging, so a request has exactly the segments of one fio I/O.
 echo 2 > /sys/block/$DATA/queue/nomerges; echo 2 > /sys/block/$SMALL/queue/nomerges
