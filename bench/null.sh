@@ -2,8 +2,9 @@
 # Guest side of `make run` for the null drivers: the same fio jobs against
 # rnull_split, C null_blk and upstream rnull (6.12, fixed 4 KiB blocks, one
 # queue, 256 tags: the settings all three get here), loaded one at a time,
-# interleaved sample by sample, in one boot. One JSON object per fio run is
-# appended to $OUT/null.jsonl.
+# interleaved sample by sample, in one boot; then the seed comparison,
+# rnull_split in bio mode with fast vs deep split clones. One JSON object per
+# fio run is appended to $OUT/null.jsonl.
 #   bench/null.sh [SAMPLES] [RUNTIME_S]
 set -u
 SAMPLES=${1:-3} RUNTIME=${2:-5}
@@ -54,5 +55,12 @@ for s in $(seq "$SAMPLES"); do
     done
     for drv in $(order "$s"); do
         MSKB=16 run "$drv" "$drv" seqread-1m-msk16 "$s" --rw=read --bs=1M --ioengine=io_uring --iodepth=16
+    done
+    # The seed: rnull_split splitting bios itself (queue_mode=0), fast clones
+    # (bio_split) against pre-2015 deep clones, alternating which goes first.
+    clones=(fast deep); (( s % 2 )) || clones=(deep fast)
+    for c in "${clones[@]}"; do
+        LOAD_EXTRA="queue_mode=0 split_clone=$c" MSKB=16 run "bio-$c" rnull_split seqread-1m-msk16-bio "$s" \
+            --rw=read --bs=1M --ioengine=io_uring --iodepth=16
     done
 done

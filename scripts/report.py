@@ -13,7 +13,8 @@ from collections import defaultdict
 ap = argparse.ArgumentParser()
 ap.add_argument("samples")
 ap.add_argument("outprefix")
-ap.add_argument("--baseline", required=True, help="label the ratio is taken against")
+ap.add_argument("--baseline", required=True, action="append",
+                help="label the ratio is taken against; WORKLOAD=LABEL for one workload")
 ap.add_argument("--title", default="")
 args = ap.parse_args()
 
@@ -35,19 +36,22 @@ for wl, label in order:
         "MBps_median": statistics.median(x["MBps"] for x in g),
         "iops_all": [round(x["iops"]) for x in g],
     })
-base = {s["workload"]: s for s in summary if s["label"] == args.baseline}
+default_base = next(b for b in args.baseline if "=" not in b)
+per_wl = dict(b.split("=", 1) for b in args.baseline if "=" in b)
 for s in summary:
-    b = base.get(s["workload"])
-    s["ratio_vs_" + args.baseline] = (s["iops_median"] / b["iops_median"]) if b and b["iops_median"] else None
+    bl = per_wl.get(s["workload"], default_base)
+    b = next((x for x in summary if x["workload"] == s["workload"] and x["label"] == bl), None)
+    s["baseline"] = bl
+    s["ratio"] = (s["iops_median"] / b["iops_median"]) if b and b["iops_median"] else None
 
-lines = [f"| workload | driver | samples | IOPS (median) | MB/s (median) | ratio vs {args.baseline} |",
-         "|---|---|---:|---:|---:|---:|"]
+lines = ["| workload | driver | samples | IOPS (median) | MB/s (median) | ratio | vs |",
+         "|---|---|---:|---:|---:|---:|---|"]
 for s in summary:
-    r = s["ratio_vs_" + args.baseline]
+    r = s["ratio"]
     lines.append(f"| {s['workload']} | {s['label']} | {s['samples']} | {s['iops_median']:,.0f} | "
-                 f"{s['MBps_median']:,.1f} | {'%.3f' % r if r is not None else '-'} |")
+                 f"{s['MBps_median']:,.1f} | {'%.3f' % r if r is not None else '-'} | {s['baseline']} |")
 table = "\n".join(lines)
-json.dump({"title": args.title, "baseline": args.baseline, "summary": summary, "samples": rows},
+json.dump({"title": args.title, "baselines": args.baseline, "summary": summary, "samples": rows},
           open(args.outprefix + ".json", "w"), indent=1)
 open(args.outprefix + ".md", "w").write((f"### {args.title}\n\n" if args.title else "") + table + "\n")
 print(table)

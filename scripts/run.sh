@@ -13,6 +13,7 @@ scripts/vm.sh --cpus 2 --out out/bench --timeout 1800 -- bench/null.sh "$SAMPLES
     > out/bench/vm.log 2>&1 || { tail -n 40 out/bench/vm.log; die "null benchmark guest failed"; }
 echo
 scripts/report.py out/bench/null.jsonl results/null --baseline null_blk \
+    --baseline seqread-1m-msk16-bio=bio-deep \
     --title "rnull_split vs C null_blk vs upstream rnull (TCG, 2 vCPUs, same boot)"
 if [[ -x scripts/bench-virtio.sh ]]; then
     echo
