@@ -120,7 +120,7 @@ impl Default for RawParams<'_> {
             hw_queue_depth: 64,
             max_sectors: 0,
             queue_mode: 2,
-            irqmode: 0,
+            irqmode: 1,
             completion_nsec: 10_000,
             memory_backed: false,
             discard: false,

@@ -15,7 +15,7 @@ kernel::module_params! {
     hw_queue_depth: i32 = 64, "Queue depth for each hardware queue. Default: 64";
     max_sectors: i32 = 0, "Maximum size of a command (in 512B sectors)";
     queue_mode: i32 = 2, "Block interface to use (0=bio,2=multiqueue)";
-    irqmode: i32 = 0, "IRQ completion handler. 0-none, 1-softirq, 2-timer";
+    irqmode: i32 = 1, "IRQ completion handler. 0-none, 1-softirq, 2-timer";
     completion_nsec: u64 = 10_000, "Time in ns to complete a request in hardware. Default: 10,000ns";
     memory_backed: bool = false, "Create a memory-backed block device. Default: false";
     discard: bool = false, "Support discard operations (requires memory-backed device). Default: false";
@@ -51,9 +51,7 @@ pub(crate) fn from_module_params() -> Result<(DeviceConfig, u32)> {
 
 /// Refuse, with a message, modes this build does not implement yet.
 fn not_yet(config: &DeviceConfig) -> Result {
-    let what = if config.queue_mode == params::QueueMode::Bio && config.irqmode != params::IrqMode::None {
-        "queue_mode=0 with irqmode other than 0"
-    } else if config.irqmode == params::IrqMode::Timer {
+    let what = if config.irqmode == params::IrqMode::Timer {
         "irqmode=2"
     } else {
         return Ok(());

@@ -14,7 +14,7 @@ fn defaults_match_null_blk() {
     assert_eq!(c.hw_queue_depth, 64);
     assert_eq!(c.max_sectors, 0);
     assert_eq!(c.queue_mode, QueueMode::Mq);
-    assert_eq!(c.irqmode, IrqMode::None);
+    assert_eq!(c.irqmode, IrqMode::Softirq);
     assert_eq!(c.completion_nsec, 10_000);
     assert_eq!(c.split_clone, SplitClone::Fast);
 }

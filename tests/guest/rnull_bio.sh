@@ -114,10 +114,18 @@ done
 dmesg_clean "zeroes and discard"
 
 # --- modes not implemented in bio mode are refused, not ignored ----------------
-out=$(insmod "$KO" queue_mode=0 irqmode=1 2>&1)
+out=$(insmod "$KO" queue_mode=0 irqmode=2 2>&1)
 rc=$?
-check "queue_mode=0 irqmode=1 is refused with a message" \
-    bash -c "[[ $rc != 0 ]] && dmesg | grep -q 'rnull_split: queue_mode=0 with irqmode other than 0 is not supported'"
+check "irqmode=2 (timer, not implemented) is refused with a message" \
+    bash -c "[[ $rc != 0 ]] && dmesg | grep -q 'rnull_split: irqmode=2 is not supported yet'"
+# irqmode=1 in bio mode completes inline, as old null_blk's bio mode did.
+if insmod "$KO" queue_mode=0 irqmode=1 gb=1; then
+    dd if=/dev/rnullb0 of=/dev/null bs=1M count=4 iflag=direct status=none
+    check "queue_mode=0 irqmode=1: 4 MiB read" test $? = 0
+    rmmod rnull_split
+else
+    not_ok "insmod queue_mode=0 irqmode=1"
+fi
 dmesg_clean "refused modes"
 
 finish
