@@ -140,8 +140,13 @@ impl Request {
         let mut bio = unsafe { (*self.as_ptr()).bio };
         while !bio.is_null() {
             // SAFETY: `bio` is a live bio of the chain.
-            let (sector, size, next) =
-                unsafe { ((*bio).bi_iter.bi_sector, (*bio).bi_iter.bi_size, (*bio).bi_next) };
+            let (sector, size, next) = unsafe {
+                (
+                    (*bio).bi_iter.bi_sector,
+                    (*bio).bi_iter.bi_size,
+                    (*bio).bi_next,
+                )
+            };
             f(sector, size);
             bio = next;
         }
@@ -170,7 +175,9 @@ impl Request {
         unsafe {
             if (*rq).rq_flags & (1 << bindings::__RQF_SPECIAL_PAYLOAD) != 0 {
                 (*rq).rq_flags &= !(1 << bindings::__RQF_SPECIAL_PAYLOAD);
-                bindings::kfree(bindings::bvec_virt(&raw mut (*rq).__bindgen_anon_3.special_vec));
+                bindings::kfree(bindings::bvec_virt(
+                    &raw mut (*rq).__bindgen_anon_3.special_vec,
+                ));
             }
         }
     }

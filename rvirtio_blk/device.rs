@@ -111,7 +111,8 @@ fn alloc_index() -> Result<u32> {
         if free >= 64 {
             return Err(ENOSPC);
         }
-        match INDICES.compare_exchange(cur, cur | (1 << free), Ordering::AcqRel, Ordering::Relaxed) {
+        match INDICES.compare_exchange(cur, cur | (1 << free), Ordering::AcqRel, Ordering::Relaxed)
+        {
             Ok(_) => return Ok(free),
             Err(v) => cur = v,
         }
@@ -124,9 +125,11 @@ fn free_index(i: u32) {
 
 /// C `virtblk_get_cache_mode`: 1 for write back.
 pub(crate) fn virtblk_get_cache_mode(vdev: VirtioDevice) -> u8 {
-    vdev.cread_feature(bindings::VIRTIO_BLK_F_CONFIG_WCE, |v| v.cread8(cfg_off!(wce)))
-        .unwrap_or_else(|| vdev.has_feature(bindings::VIRTIO_BLK_F_FLUSH) as u8)
-        .min(1)
+    vdev.cread_feature(bindings::VIRTIO_BLK_F_CONFIG_WCE, |v| {
+        v.cread8(cfg_off!(wce))
+    })
+    .unwrap_or_else(|| vdev.has_feature(bindings::VIRTIO_BLK_F_FLUSH) as u8)
+    .min(1)
 }
 
 /// C `virtblk_read_limits`: reads the config space into the pure logic.
@@ -182,7 +185,9 @@ fn apply_limits(l: &sg_plan::Limits, lim: &mut bindings::queue_limits) {
 /// C `init_vq`: one request virtqueue per hardware queue.
 fn init_vq(vblk: &mut VirtioBlk) -> Result {
     let vdev = vblk.vdev;
-    let dev_nq = vdev.cread_feature(bindings::VIRTIO_BLK_F_MQ, |v| v.cread16(cfg_off!(num_queues)));
+    let dev_nq = vdev.cread_feature(bindings::VIRTIO_BLK_F_MQ, |v| {
+        v.cread16(cfg_off!(num_queues))
+    });
     // SAFETY: `nr_cpu_ids` is set at boot and constant afterwards.
     let ncpu = unsafe { bindings::nr_cpu_ids };
     let n = sg_plan::num_vqs(dev_nq, crate::num_queues.get(), ncpu).map_err(|_| {
@@ -199,15 +204,16 @@ fn init_vq(vblk: &mut VirtioBlk) -> Result {
     let mut vqs = KVec::new();
     vdev.find_vqs(&vblk.vq_names, request::virtblk_done, &mut vqs)?;
     for vq in vqs.iter() {
-        vblk.vqs.push(
-            VirtBlkVq {
-                vq: *vq,
-                lock: IrqSpinLock::new(),
-                submitted: AtomicU64::new(0),
-            },
-            GFP_KERNEL,
-        )
-        .inspect_err(|_| vdev.del_vqs())?;
+        vblk.vqs
+            .push(
+                VirtBlkVq {
+                    vq: *vq,
+                    lock: IrqSpinLock::new(),
+                    submitted: AtomicU64::new(0),
+                },
+                GFP_KERNEL,
+            )
+            .inspect_err(|_| vdev.del_vqs())?;
     }
     for q in vblk.vqs.iter() {
         // SAFETY: the vector does not grow anymore: the locks stay in place.
@@ -255,7 +261,8 @@ fn disk_name<'a>(disk: *mut bindings::gendisk) -> &'a str {
     // SAFETY: the disk exists; its name is NUL-terminated.
     let name = unsafe { &(*disk).disk_name };
     // SAFETY: `c_char` and `u8` have the same layout.
-    let bytes: &[u8] = unsafe { &*(name.as_slice() as *const [kernel::ffi::c_char] as *const [u8]) };
+    let bytes: &[u8] =
+        unsafe { &*(name.as_slice() as *const [kernel::ffi::c_char] as *const [u8]) };
     let len = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
     core::str::from_utf8(&bytes[..len]).unwrap_or("?")
 }
@@ -430,7 +437,8 @@ fn probe_setup(vdev: VirtioDevice, vblk: &mut VirtioBlk) -> Result {
 
     let s = &vblk.stats;
     s.pdu_bytes.store(pdu as u64, Ordering::Relaxed);
-    s.inline_sg.store(vblk.first_chunk as u64, Ordering::Relaxed);
+    s.inline_sg
+        .store(vblk.first_chunk as u64, Ordering::Relaxed);
     s.queue_depth.store(depth as u64, Ordering::Relaxed);
     s.nr_hw_queues.store(nr_hw as u64, Ordering::Relaxed);
     s.tagset_sg_bytes.store(

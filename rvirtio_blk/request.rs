@@ -93,8 +93,11 @@ fn virtblk_setup_discard_write_zeroes(req: Request, unmap: bool) -> Result {
         let mut n = 0u32;
         req.for_each_bio(|sector, bytes| {
             if n < segments {
-                let r =
-                    sg_plan::Range::new(sector, sg_plan::bytes_to_sectors(bytes as u64) as u32, unmap);
+                let r = sg_plan::Range::new(
+                    sector,
+                    sg_plan::bytes_to_sectors(bytes as u64) as u32,
+                    unmap,
+                );
                 // SAFETY: `n < segments`, the allocated count.
                 unsafe { range.add(n as usize).write(r) };
                 n += 1;

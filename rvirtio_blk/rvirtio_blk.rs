@@ -77,7 +77,10 @@ static ID_TABLE: [bindings::virtio_device_id; 2] = [
         device: bindings::VIRTIO_ID_BLOCK,
         vendor: bindings::VIRTIO_DEV_ANY_ID,
     },
-    bindings::virtio_device_id { device: 0, vendor: 0 },
+    bindings::virtio_device_id {
+        device: 0,
+        vendor: 0,
+    },
 ];
 
 static DRIVER: virtio::VirtioDriver = virtio::VirtioDriver::new(
@@ -137,14 +140,17 @@ impl kernel::Module for RVirtioBlk {
         // SAFETY: no disk exists yet; nothing reads the ops concurrently.
         unsafe { (*VIRTBLK_FOPS.0.get()).owner = module.as_ptr() };
         // SAFETY: `__register_blkdev(0, ..)` allocates a major.
-        let major = unsafe { bindings::__register_blkdev(0, kernel::c_str!("rvirtblk").as_char_ptr(), None) };
+        let major = unsafe {
+            bindings::__register_blkdev(0, kernel::c_str!("rvirtblk").as_char_ptr(), None)
+        };
         if major < 0 {
             return Err(Error::from_errno(major));
         }
         device::MAJOR.store(major as u32, Ordering::Relaxed);
         // SAFETY: single-threaded init, before registration.
         unsafe {
-            DEBUGFS_ROOT = stats::DebugfsDir::create(kernel::c_str!("rvirtio_blk").as_char_ptr(), None)
+            DEBUGFS_ROOT =
+                stats::DebugfsDir::create(kernel::c_str!("rvirtio_blk").as_char_ptr(), None)
         };
         // SAFETY: registered once; unregistered in `drop`.
         if let Err(e) = unsafe { DRIVER.register(module) } {

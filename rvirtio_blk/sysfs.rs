@@ -6,8 +6,8 @@
 
 use crate::{device, device::VirtioBlk, sg_plan};
 use core::{cell::UnsafeCell, mem::offset_of};
-use kernel::ffi::c_char;
 use kernel::bindings;
+use kernel::ffi::c_char;
 
 /// A `struct device_attribute` in static storage.
 #[repr(transparent)]
@@ -20,7 +20,11 @@ impl DevAttr {
     const fn new(
         name: &'static core::ffi::CStr,
         mode: u16,
-        show: unsafe extern "C" fn(*mut bindings::device, *mut bindings::device_attribute, *mut c_char) -> isize,
+        show: unsafe extern "C" fn(
+            *mut bindings::device,
+            *mut bindings::device_attribute,
+            *mut c_char,
+        ) -> isize,
         store: Option<
             unsafe extern "C" fn(
                 *mut bindings::device,
@@ -67,9 +71,17 @@ pub(crate) struct AttrGroup(UnsafeCell<bindings::attribute_group>);
 unsafe impl Sync for AttrGroup {}
 
 static SERIAL: DevAttr = DevAttr::new(c"serial", 0o444, serial_show, None);
-static CACHE_TYPE: DevAttr = DevAttr::new(c"cache_type", 0o644, cache_type_show, Some(cache_type_store));
-static ATTRS: PtrTable<bindings::attribute, 3> =
-    PtrTable(UnsafeCell::new([SERIAL.attr(), CACHE_TYPE.attr(), core::ptr::null_mut()]));
+static CACHE_TYPE: DevAttr = DevAttr::new(
+    c"cache_type",
+    0o644,
+    cache_type_show,
+    Some(cache_type_store),
+);
+static ATTRS: PtrTable<bindings::attribute, 3> = PtrTable(UnsafeCell::new([
+    SERIAL.attr(),
+    CACHE_TYPE.attr(),
+    core::ptr::null_mut(),
+]));
 static GROUP: AttrGroup = AttrGroup(UnsafeCell::new(bindings::attribute_group {
     name: core::ptr::null(),
     is_visible: Some(virtblk_attrs_are_visible),

@@ -93,6 +93,19 @@ seg_case() { # seg_case DEV DESC BS EXPECT(none|some) [fio args]
     fi
     r1=$(ctr $dev requests); c1=$(ctr $dev chained)
     diag "bs=$bs: requests +$((r1 - r0)), chained +$((c1 - c0))"
+    if [[ $bs != 512 && $bs != 4k && $bs != 8k ]]; then
+        # fio's few buffers may happen to be physically contiguous (then a
+        # big I/O is one segment). Page-cache writeback of fresh pages
+        # reliably gives multi-segment requests; check its data too.
+        local w
+        w=$(head -c $((4 << 20)) /dev/urandom | tee /tmp/wb.bin | sha256sum | cut -d' ' -f1)
+        dd if=/tmp/wb.bin of=/dev/$dev bs=1M seek=52 conv=fsync status=none
+        echo 1 > /proc/sys/vm/drop_caches
+        expect_eq "buffered 4 MiB write-back on $desc reads back" \
+            "$(dd if=/dev/$dev bs=1M skip=52 count=4 iflag=direct status=none | sha256sum | cut -d' ' -f1)" "$w"
+        r1=$(ctr $dev requests); c1=$(ctr $dev chained)
+        diag "bs=$bs + write-back: requests +$((r1 - r0)), chained +$((c1 - c0))"
+    fi
     if [[ $expect == none ]]; then
         expect_eq "bs=$bs ($desc): no chained SG table" $((c1 - c0)) 0
     else
