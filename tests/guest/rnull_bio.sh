@@ -4,7 +4,7 @@
 # modes: fio crc32c write+verify across block sizes and max_sectors_kb,
 # zeroes for never-written ranges, discard.
 . "$REPO/tests/lib.sh"
-KO=$REPO/rnull_split/rnull_split.ko
+KO=$MODDIR/rnull_split/rnull_split.ko
 DBG=/sys/kernel/debug/rnull_split
 
 counters() { # counters DEV: "bios splits fast deep requests bytes"
