@@ -9,6 +9,7 @@ use crate::{
     params::{DeviceConfig, IrqMode, QueueMode},
     stats::Stats,
     store::Store,
+    timer::TimerQueue,
 };
 use kernel::{
     block::mq::{
@@ -69,11 +70,22 @@ impl NullDevice {
                     TagSet::new(config.submit_queues, config.hw_queue_depth, 1),
                     GFP_KERNEL,
                 )?;
+                let timer = match config.irqmode {
+                    IrqMode::Timer => {
+                        let tags = config.submit_queues as usize * config.hw_queue_depth as usize;
+                        Some(KBox::pin_init(
+                            TimerQueue::new(config.completion_nsec, tags)?,
+                            GFP_KERNEL,
+                        )?)
+                    }
+                    _ => None,
+                };
                 let queue_data = KBox::new(
                     QueueData {
                         irqmode: config.irqmode,
                         stats: stats.clone(),
                         store,
+                        timer,
                     },
                     GFP_KERNEL,
                 )?;
@@ -102,6 +114,8 @@ pub(crate) struct QueueData {
     irqmode: IrqMode,
     stats: Arc<Stats>,
     store: Option<Arc<Store>>,
+    /// For `irqmode=2`.
+    timer: Option<Pin<KBox<TimerQueue>>>,
 }
 
 /// The blk-mq operations of a [`NullDevice`].
@@ -127,9 +141,10 @@ impl Operations for NullQueue {
                 return Ok(());
             }
         }
-        match queue_data.irqmode {
-            IrqMode::Softirq => mq::Request::complete(rq),
-            _ => end(rq),
+        match (&queue_data.timer, queue_data.irqmode) {
+            (Some(timer), _) => timer.queue(rq),
+            (None, IrqMode::Softirq) => mq::Request::complete(rq),
+            (None, _) => end(rq),
         }
         Ok(())
     }

@@ -41,6 +41,7 @@ mod debugfs;
 mod device;
 mod stats;
 mod store;
+mod timer;
 
 
 module! {

@@ -116,8 +116,8 @@ dmesg_clean "zeroes and discard"
 # --- modes not implemented in bio mode are refused, not ignored ----------------
 out=$(insmod "$KO" queue_mode=0 irqmode=2 2>&1)
 rc=$?
-check "irqmode=2 (timer, not implemented) is refused with a message" \
-    bash -c "[[ $rc != 0 ]] && dmesg | grep -q 'rnull_split: irqmode=2 is not supported yet'"
+check "irqmode=2 (timer) in bio mode (not implemented) is refused with a message" \
+    bash -c "[[ $rc != 0 ]] && dmesg | grep -q 'rnull_split: irqmode=2 with queue_mode=0 is not supported yet'"
 # irqmode=1 in bio mode completes inline, as old null_blk's bio mode did.
 if insmod "$KO" queue_mode=0 irqmode=1 gb=1; then
     dd if=/dev/rnullb0 of=/dev/null bs=1M count=4 iflag=direct status=none
