@@ -344,7 +344,14 @@ pub fn validate_discard(discard: bool, memory_backed: bool) -> Result<bool, Para
 
 /// Validate `nr_devices`.
 pub fn validate_nr_devices(n: u32) -> Result<u32, ParamError> {
-    in_range("nr_devices", n as i64, 0, MAX_DEVICES as i64, "from 0 to 1024").map(|v| v as u32)
+    in_range(
+        "nr_devices",
+        n as i64,
+        0,
+        MAX_DEVICES as i64,
+        "from 0 to 1024",
+    )
+    .map(|v| v as u32)
 }
 
 impl RawParams<'_> {

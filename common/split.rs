@@ -90,9 +90,8 @@ pub fn count_pieces(total_bytes: u32, seg_len: u32, lim: &SplitLimits) -> Option
     while left > 0 {
         let head = (seg_len - first_offset).min(left);
         let rest = left - head;
-        let segs = core::iter::once(head).chain(
-            (0..rest.div_ceil(seg_len)).map(|i| (rest - i * seg_len).min(seg_len)),
-        );
+        let segs = core::iter::once(head)
+            .chain((0..rest.div_ceil(seg_len)).map(|i| (rest - i * seg_len).min(seg_len)));
         pieces += 1;
         match split_point(segs, lim) {
             SplitPoint::Fits => return Some(pieces),

@@ -51,7 +51,9 @@ pub(crate) fn from_module_params() -> Result<(DeviceConfig, u32)> {
 
 /// Refuse, with a message, modes this build does not implement yet.
 fn not_yet(config: &DeviceConfig) -> Result {
-    let what = if config.irqmode == params::IrqMode::Timer && config.queue_mode == params::QueueMode::Bio {
+    let what = if config.irqmode == params::IrqMode::Timer
+        && config.queue_mode == params::QueueMode::Bio
+    {
         "irqmode=2 with queue_mode=0"
     } else {
         return Ok(());

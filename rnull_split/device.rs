@@ -94,8 +94,7 @@ impl NullDevice {
                 }
             }
             QueueMode::Bio => {
-                let queue =
-                    Arc::pin_init(BioQueue::new(config, stats.clone(), store), GFP_KERNEL)?;
+                let queue = Arc::pin_init(BioQueue::new(config, stats.clone(), store), GFP_KERNEL)?;
                 Disk::Bio {
                     _disk: builder.build_bio(format_args!("{}", &*name), queue)?,
                 }
@@ -135,7 +134,9 @@ impl Operations for NullQueue {
         if let Some(store) = &queue_data.store {
             // `queue_rq` must not sleep: allocate atomically. A failure ends
             // the request with an error.
-            let status = rq.bios().try_for_each(|bio| store.transfer(bio, GFP_ATOMIC));
+            let status = rq
+                .bios()
+                .try_for_each(|bio| store.transfer(bio, GFP_ATOMIC));
             if status.is_err() {
                 end_with(rq, status);
                 return Ok(());

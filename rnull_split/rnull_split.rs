@@ -43,7 +43,6 @@ mod stats;
 mod store;
 mod timer;
 
-
 module! {
     type: RnullSplit,
     name: "rnull_split",
@@ -70,7 +69,11 @@ impl kernel::Module for RnullSplit {
             let dev = device::NullDevice::new(format_args!("rnullb{}", index), &config)?;
             devices.push(dev, GFP_KERNEL)?;
         }
-        pr_info!("{} device(s) of {} sectors\n", nr_devices, config.capacity_sectors);
+        pr_info!(
+            "{} device(s) of {} sectors\n",
+            nr_devices,
+            config.capacity_sectors
+        );
         let configfs = configfs::Subsystem::register(module, &config, nr_devices)?;
         Ok(Self {
             _configfs: configfs,

@@ -82,7 +82,12 @@ impl Store {
 
     /// Run `fill` on page `idx` under the lock, allocating the page first if
     /// it does not exist yet.
-    fn write_chunk(&self, idx: u64, fill: impl FnOnce(&mut [u8; PAGE]) -> Result, flags: Flags) -> Result {
+    fn write_chunk(
+        &self,
+        idx: u64,
+        fill: impl FnOnce(&mut [u8; PAGE]) -> Result,
+        flags: Flags,
+    ) -> Result {
         {
             let mut pages = self.pages.lock();
             if let Some(page) = pages.get_mut(&idx) {

@@ -18,7 +18,12 @@
 use crate::device::NullQueue;
 use core::{cell::UnsafeCell, pin::Pin};
 use kernel::{
-    bindings, block::mq::Request, c_str, init::PinInit, prelude::*, static_lock_class,
+    bindings,
+    block::mq::Request,
+    c_str,
+    init::PinInit,
+    prelude::*,
+    static_lock_class,
     types::{ARef, Opaque},
 };
 
@@ -96,7 +101,11 @@ impl TimerQueue {
         for _ in 0..slots {
             v.push(None, GFP_KERNEL)?;
         }
-        let fifo = UnsafeCell::new(Fifo { slots: v, head: 0, len: 0 });
+        let fifo = UnsafeCell::new(Fifo {
+            slots: v,
+            head: 0,
+            len: 0,
+        });
         let delay_ns = i64::try_from(delay_ns).map_err(|_| EINVAL)?;
         Ok(try_pin_init!(Self {
             lock <- Opaque::ffi_init(|slot: *mut bindings::spinlock_t| {
