@@ -78,12 +78,33 @@ impl BioQueue {
     }
 
     /// Split off the first `sectors` of `bio` as a pre-2015 deep clone.
+    ///
+    /// Like `bio_clone_bioset()` then, the copy has one bvec per page
+    /// segment (`bio_for_each_segment`). Bios of more than 256 pages did not
+    /// exist then; for those the multi-page bvecs are copied instead (the
+    /// parent's table holds at most 256), so the clone still covers all of
+    /// the parent's remaining data.
     fn deep_split(&self, bio: &mut OwnedBio, sectors: u32) -> Result<OwnedBio> {
-        let nr_vecs = u16::try_from(bio.segments().count()).map_err(|_| EINVAL)?;
-        let mut clone = self.bioset.alloc_like(bio, nr_vecs)?;
+        let max = kernel::bindings::BIO_MAX_VECS as usize;
+        let pages = bio.page_segments().count();
+        let single_page = pages <= max;
+        let nr_vecs = if single_page {
+            pages
+        } else {
+            bio.segments().count()
+        };
+        let mut clone = self
+            .bioset
+            .alloc_like(bio, u16::try_from(nr_vecs).map_err(|_| EINVAL)?)?;
         clone.set_sector(bio.sector());
-        for seg in bio.segments() {
-            clone.add_segment(seg)?;
+        if single_page {
+            for seg in bio.page_segments() {
+                clone.add_segment(seg)?;
+            }
+        } else {
+            for seg in bio.segments() {
+                clone.add_segment(seg)?;
+            }
         }
         let bytes = sectors << kernel::bindings::SECTOR_SHIFT;
         clone.truncate(bytes)?;
