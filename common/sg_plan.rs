@@ -216,6 +216,13 @@ pub fn setup_cmd(op: Op, pos: u64) -> Result<Option<Cmd>, CmdError> {
     }
 }
 
+/// Whether the data of a command goes to the device (C: `type &
+/// VIRTIO_BLK_T_OUT`): writes, and the range tables of discard and write
+/// zeroes; not reads, flushes or GET_ID.
+pub const fn data_out(type_: u32) -> bool {
+    type_ & VIRTIO_BLK_T_OUT != 0
+}
+
 /// One discard / write-zeroes range as the device reads it
 /// (`struct virtio_blk_discard_write_zeroes`, little endian).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

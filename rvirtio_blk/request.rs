@@ -64,7 +64,7 @@ fn virtblk_setup_cmd(vblk: &VirtioBlk, req: Request, vbr: *mut VirtblkReq) -> Bl
         (*vbr).out_hdr.type_ = vdev.cpu_to_virtio32(cmd.type_);
         (*vbr).out_hdr.ioprio = 0;
         (*vbr).out_hdr.sector = vdev.cpu_to_virtio64(cmd.sector);
-        (*vbr).data_out = cmd.type_ & sg_plan::VIRTIO_BLK_T_OUT != 0;
+        (*vbr).data_out = sg_plan::data_out(cmd.type_);
     }
     if cmd.ranges && virtblk_setup_discard_write_zeroes(req, cmd.unmap).is_err() {
         return blk::BLK_STS_RESOURCE;

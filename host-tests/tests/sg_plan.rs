@@ -188,3 +188,14 @@ fn serial_and_cache_type() {
     assert_eq!(parse_cache_type(b"write through"), Some(0));
     assert_eq!(parse_cache_type(b"writeback"), None);
 }
+
+#[test]
+fn data_direction() {
+    assert!(!data_out(VIRTIO_BLK_T_IN));
+    assert!(data_out(VIRTIO_BLK_T_OUT));
+    assert!(!data_out(VIRTIO_BLK_T_FLUSH));
+    assert!(!data_out(VIRTIO_BLK_T_GET_ID));
+    // The range tables of discard and write zeroes go to the device.
+    assert!(data_out(VIRTIO_BLK_T_DISCARD));
+    assert!(data_out(VIRTIO_BLK_T_WRITE_ZEROES));
+}

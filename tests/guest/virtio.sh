@@ -50,6 +50,7 @@ expect_eq "serial attribute (GET_ID)" "$(cat /sys/block/$DATA/serial)" rvt-data
 expect_eq "two hardware queues on num-queues=2" "$(ls /sys/block/$DATA/mq | wc -l)" 2
 expect_eq "max_segments = seg_max (queue-size 256 - 2)" "$(sysblk $DATA queue/max_segments)" 254
 expect_eq "small device: max_segments = seg_max 6" "$(sysblk $SMALL queue/max_segments)" 6
+expect_eq "small device without indirect descriptors: depth = ring / 2" "$(ctr $SMALL queue_depth)" 4
 expect_eq "inline SG entries per request: 2" "$(ctr $DATA inline_sg)" 2
 diag "pdu_bytes=$(ctr $DATA pdu_bytes) tagset_sg_bytes=$(ctr $DATA tagset_sg_bytes) queue_depth=$(ctr $DATA queue_depth) nr_hw_queues=$(ctr $DATA nr_hw_queues)"
 dmesg_clean "probe"
@@ -99,7 +100,9 @@ seg_case() { # seg_case DEV DESC BS EXPECT(none|some) [fio args]
         # reliably gives multi-segment requests; check its data too.
         local w
         w=$(head -c $((4 << 20)) /dev/urandom | tee /tmp/wb.bin | sha256sum | cut -d' ' -f1)
+        echo 0 > /sys/block/$dev/queue/nomerges   # let page bios merge
         dd if=/tmp/wb.bin of=/dev/$dev bs=1M seek=52 conv=fsync status=none
+        echo 2 > /sys/block/$dev/queue/nomerges
         echo 1 > /proc/sys/vm/drop_caches
         expect_eq "buffered 4 MiB write-back on $desc reads back" \
             "$(dd if=/dev/$dev bs=1M skip=52 count=4 iflag=direct status=none | sha256sum | cut -d' ' -f1)" "$w"
@@ -265,14 +268,21 @@ else
 fi
 dmesg_clean "sg_prealloc"
 
-# --- num_queues=1 caps the queues ---------------------------------------------------------------------
-if insmod "$KO" num_queues=1; then
+# --- num_queues=1 caps the queues; queue_depth=32 overfills an 8-entry ring -----------------------------
+# The small device has no indirect descriptors: a request takes 3..8 of its
+# 8 descriptors, so 32 tags keep hitting a full ring (ENOSPC: the hardware
+# queue stops and restarts on completion).
+if insmod "$KO" num_queues=1 queue_depth=32; then
+    ok "insmod num_queues=1 queue_depth=32"
     sleep 1
-    DATA=$(disk_by_serial rvt-data)
+    DATA=$(disk_by_serial rvt-data); SMALL=$(disk_by_serial rvt-small)
     expect_eq "num_queues=1 caps hardware queues" "$(ls /sys/block/$DATA/mq | wc -l)" 1
+    expect_eq "queue_depth=32 sets the tags" "$(ctr $SMALL queue_depth)" 32
+    check "fio verify at iodepth 32 through a full ring (stop/restart)" \
+        timeout 300 bash -c "$(declare -f fio_verify); fio_verify $SMALL 16k 4M 48M --iodepth=32"
     rmmod rvirtio_blk
 else
-    not_ok "insmod num_queues=1"
+    not_ok "insmod num_queues=1 queue_depth=32"
 fi
-dmesg_clean "num_queues"
+dmesg_clean "num_queues, full ring"
 finish
