@@ -205,10 +205,99 @@ impl Request {
         unsafe { bindings::blk_mq_complete_request(self.as_ptr()) }
     }
 
+    /// The hardware context the request was queued on (`req->mq_hctx`).
+    pub(crate) fn hctx(self) -> *mut bindings::blk_mq_hw_ctx {
+        // SAFETY: live request (type invariant).
+        unsafe { (*self.as_ptr()).mq_hctx }
+    }
+
+    /// `blk_mq_requeue_request(req, true)`: blk-mq issues it again later.
+    pub(crate) fn requeue(self) {
+        // SAFETY: a started request we own; ownership goes back to blk-mq.
+        unsafe { bindings::blk_mq_requeue_request(self.as_ptr(), true) }
+    }
+
     /// `blk_mq_end_request()`: gives the request back to the block layer.
     pub(crate) fn end(self, status: BlkStatus) {
         // SAFETY: live request owned by us; ownership ends here.
         unsafe { bindings::blk_mq_end_request(self.as_ptr(), status) }
+    }
+}
+
+/// A singly linked list of requests (`struct rq_list`), as handed to
+/// `queue_rqs`.
+///
+/// # Invariants
+///
+/// `head..tail` are requests owned by whoever holds the list, linked by
+/// `rq_next`; `tail` is null iff `head` is.
+pub(crate) struct RqList(bindings::rq_list);
+
+impl RqList {
+    /// An empty list.
+    pub(crate) const fn new() -> Self {
+        Self(bindings::rq_list {
+            head: core::ptr::null_mut(),
+            tail: core::ptr::null_mut(),
+        })
+    }
+
+    /// Takes the list blk-mq passed to `queue_rqs`, leaving it empty.
+    ///
+    /// # Safety
+    ///
+    /// `l` is the valid list passed to `queue_rqs`.
+    pub(crate) unsafe fn take(l: *mut bindings::rq_list) -> Self {
+        // SAFETY: per the caller.
+        unsafe { core::ptr::replace(l, Self::new().0) }.into()
+    }
+
+    /// Gives the list back to blk-mq (the requests it still has to issue).
+    ///
+    /// # Safety
+    ///
+    /// `l` is the valid list passed to `queue_rqs`.
+    pub(crate) unsafe fn give_back(self, l: *mut bindings::rq_list) {
+        // SAFETY: per the caller.
+        unsafe { l.write(self.0) };
+    }
+
+    /// `rq_list_pop()`.
+    pub(crate) fn pop(&mut self) -> Option<Request> {
+        let rq = self.0.head;
+        if rq.is_null() {
+            return None;
+        }
+        // SAFETY: `rq` is a request of the list (type invariant).
+        unsafe {
+            self.0.head = (*rq).__bindgen_anon_1.rq_next;
+            if self.0.head.is_null() {
+                self.0.tail = core::ptr::null_mut();
+            }
+            (*rq).__bindgen_anon_1.rq_next = core::ptr::null_mut();
+            Some(Request::from_raw(rq))
+        }
+    }
+
+    /// `rq_list_add_tail()`.
+    pub(crate) fn add_tail(&mut self, req: Request) {
+        let rq = req.as_ptr();
+        // SAFETY: `rq` is owned by the caller and now joins the list.
+        unsafe {
+            (*rq).__bindgen_anon_1.rq_next = core::ptr::null_mut();
+            if self.0.tail.is_null() {
+                self.0.head = rq;
+            } else {
+                (*self.0.tail).__bindgen_anon_1.rq_next = rq;
+            }
+        }
+        self.0.tail = rq;
+    }
+}
+
+impl From<bindings::rq_list> for RqList {
+    fn from(l: bindings::rq_list) -> Self {
+        Self(l)
     }
 }
 

@@ -150,7 +150,9 @@ fn virtblk_unmap_data(vblk: &VirtioBlk, req: Request, vbr: *mut VirtblkReq) {
 /// # Safety
 ///
 /// The lock of `vq` is held; `vbr` is the PDU of a started request.
-unsafe fn virtblk_add_req(vq: Virtqueue, vbr: *mut VirtblkReq, nents: u32, write: bool) -> Result {
+unsafe fn virtblk_add_req(vq: Virtqueue, vbr: *mut VirtblkReq) -> Result {
+    // SAFETY: our PDU, set up by `virtblk_prep_rq`.
+    let (nents, write) = unsafe { ((*vbr).sg_table.nents, (*vbr).data_out) };
     // SAFETY: an all-zero scatterlist is valid input to `sg_init_one`.
     let mut out_hdr: bindings::scatterlist = unsafe { core::mem::zeroed() };
     // SAFETY: as above.
@@ -197,7 +199,7 @@ unsafe fn virtblk_add_req(vq: Virtqueue, vbr: *mut VirtblkReq, nents: u32, write
 }
 
 /// C `virtblk_prep_rq`: header, data mapping, start.
-fn virtblk_prep_rq(vblk: &VirtioBlk, req: Request, vbr: *mut VirtblkReq) -> Result<u32, BlkStatus> {
+fn virtblk_prep_rq(vblk: &VirtioBlk, req: Request, vbr: *mut VirtblkReq) -> Result<(), BlkStatus> {
     // The device overwrites it; a stale OK must never survive a lost write.
     // SAFETY: our PDU.
     unsafe { (*vbr).status = sg_plan::VIRTIO_BLK_S_IOERR };
@@ -207,8 +209,10 @@ fn virtblk_prep_rq(vblk: &VirtioBlk, req: Request, vbr: *mut VirtblkReq) -> Resu
     }
     match virtblk_map_data(vblk, req, vbr) {
         Ok(n) => {
+            // SAFETY: our PDU; `virtblk_add_req` reads the data length here.
+            unsafe { (*vbr).sg_table.nents = n };
             req.start();
-            Ok(n)
+            Ok(())
         }
         Err(_) => {
             req.take_special_payload();
@@ -238,21 +242,21 @@ pub(crate) unsafe extern "C" fn virtio_queue_rq(
         )
     };
     let vbr = req.pdu::<VirtblkReq>();
-    let nents = match virtblk_prep_rq(vblk, req, vbr) {
-        Ok(n) => n,
-        Err(status) => return status,
-    };
-    // SAFETY: our PDU, set up by `virtblk_prep_rq`.
-    let write = unsafe { (*vbr).data_out };
+    if let Err(status) = virtblk_prep_rq(vblk, req, vbr) {
+        return status;
+    }
     let q = &vblk.vqs[qid];
     let guard = q.lock.lock();
     // SAFETY: the queue lock is held; `vbr` belongs to a started request.
-    let err = unsafe { virtblk_add_req(q.vq, vbr, nents, write) };
+    let err = unsafe { virtblk_add_req(q.vq, vbr) };
     if let Err(e) = err {
         q.vq.kick();
         // Don't stop the queue on ENOMEM: that may be a global outage.
         if e == ENOSPC {
             blk::stop_hw_queue(hctx);
+            vblk.stats
+                .ring_full
+                .fetch_add(1, core::sync::atomic::Ordering::Relaxed);
         }
         drop(guard);
         virtblk_unmap_data(vblk, req, vbr);
@@ -272,6 +276,70 @@ pub(crate) unsafe extern "C" fn virtio_queue_rq(
         q.vq.notify();
     }
     blk::BLK_STS_OK
+}
+
+/// C `virtblk_add_req_batch`: adds a prepared list to one virtqueue under
+/// one lock hold and kicks once; what does not fit is requeued.
+fn virtblk_add_req_batch(vblk: &VirtioBlk, qid: usize, list: &mut blk::RqList) {
+    let q = &vblk.vqs[qid];
+    let guard = q.lock.lock();
+    while let Some(req) = list.pop() {
+        let vbr = req.pdu::<VirtblkReq>();
+        // SAFETY: the queue lock is held; `vbr` belongs to a started request.
+        if unsafe { virtblk_add_req(q.vq, vbr) }.is_err() {
+            virtblk_unmap_data(vblk, req, vbr);
+            req.take_special_payload();
+            req.requeue();
+        } else {
+            q.count_submitted();
+        }
+    }
+    let kick = q.vq.kick_prepare();
+    drop(guard);
+    if kick {
+        q.vq.notify();
+    }
+}
+
+/// `blk_mq_ops.queue_rqs` (C `virtio_queue_rqs`): a plugged batch, added to
+/// each virtqueue in one go. Requests that cannot be prepared are left in
+/// `rqlist` for blk-mq to issue one by one.
+///
+/// # Safety
+///
+/// Called by blk-mq with a list of requests of our queues, now owned by us.
+pub(crate) unsafe extern "C" fn virtio_queue_rqs(rqlist: *mut bindings::rq_list) {
+    // SAFETY: per the function's contract.
+    let mut list = unsafe { blk::RqList::take(rqlist) };
+    let mut submit = blk::RqList::new();
+    let mut requeue = blk::RqList::new();
+    let mut cur: Option<(&VirtioBlk, usize)> = None;
+    while let Some(req) = list.pop() {
+        let hctx = req.hctx();
+        // SAFETY: as in `virtio_queue_rq`; the request's context is live.
+        let (vblk, qid) = unsafe {
+            (
+                &*((*(*hctx).queue).queuedata as *const VirtioBlk),
+                (*hctx).queue_num as usize,
+            )
+        };
+        if let Some((v, q)) = cur {
+            if !ptr::eq(v, vblk) || q != qid {
+                virtblk_add_req_batch(v, q, &mut submit);
+            }
+        }
+        cur = Some((vblk, qid));
+        if virtblk_prep_rq(vblk, req, req.pdu::<VirtblkReq>()).is_ok() {
+            submit.add_tail(req);
+        } else {
+            requeue.add_tail(req);
+        }
+    }
+    if let Some((v, q)) = cur {
+        virtblk_add_req_batch(v, q, &mut submit);
+    }
+    // SAFETY: per the function's contract.
+    unsafe { requeue.give_back(rqlist) };
 }
 
 /// `blk_mq_ops.commit_rqs`: kick what `queue_rq` left unkicked.

@@ -97,6 +97,7 @@ static DRIVER: virtio::VirtioDriver = virtio::VirtioDriver::new(
 /// The blk-mq operations (C `virtio_mq_ops`).
 pub(crate) static VIRTIO_MQ_OPS: bindings::blk_mq_ops = bindings::blk_mq_ops {
     queue_rq: Some(request::virtio_queue_rq),
+    queue_rqs: Some(request::virtio_queue_rqs),
     commit_rqs: Some(request::virtio_commit_rqs),
     complete: Some(request::virtblk_request_done),
     map_queues: Some(request::virtblk_map_queues),

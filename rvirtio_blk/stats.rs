@@ -9,6 +9,7 @@
 //! - `pdu_bytes`, `inline_sg`, `tagset_sg_bytes`, `queue_depth`,
 //!   `nr_hw_queues`: the per-request data size, inline entries per request and
 //!   the SG memory preallocated by the whole tag set;
+//! - `ring_full`: times a full ring stopped a hardware queue;
 //! - `vqN_requests`: requests submitted on virtqueue N.
 
 use crate::sg_plan;
@@ -36,6 +37,8 @@ pub(crate) struct Stats {
     pub(crate) queue_depth: AtomicU64,
     /// Hardware queues.
     pub(crate) nr_hw_queues: AtomicU64,
+    /// Times `queue_rq` found the ring full and stopped the queue.
+    pub(crate) ring_full: AtomicU64,
 }
 
 impl Stats {
@@ -128,6 +131,7 @@ impl DebugfsDir {
             self.u64_file(c"tagset_sg_bytes".as_ptr().cast(), &s.tagset_sg_bytes);
             self.u64_file(c"queue_depth".as_ptr().cast(), &s.queue_depth);
             self.u64_file(c"nr_hw_queues".as_ptr().cast(), &s.nr_hw_queues);
+            self.u64_file(c"ring_full".as_ptr().cast(), &s.ring_full);
         }
     }
 }

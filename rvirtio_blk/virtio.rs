@@ -152,15 +152,21 @@ impl VirtioDevice {
             )?;
             vqs.push(core::ptr::null_mut(), GFP_KERNEL)?;
         }
+        // An empty `irq_affinity` (as C's `struct irq_affinity desc = { 0, }`)
+        // asks the transport to spread the queue interrupts over the CPUs, so
+        // a request completes on the CPU that submitted it (no IPI); a null
+        // one would leave every vector on the boot CPU.
+        // SAFETY: all-zero is the documented default of `irq_affinity`.
+        let mut desc: bindings::irq_affinity = unsafe { core::mem::zeroed() };
         // SAFETY: `infos` and `vqs` hold `n` entries each; the names outlive
-        // the virtqueues (caller); a null `desc` asks for default affinity.
+        // the virtqueues (caller); `desc` is only read during the call.
         to_result(unsafe {
             bindings::virtio_find_vqs(
                 self.as_ptr(),
                 n as u32,
                 vqs.as_mut_ptr(),
                 infos.as_mut_ptr(),
-                core::ptr::null_mut(),
+                &mut desc,
             )
         })?;
         for vq in vqs.iter() {

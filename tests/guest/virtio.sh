@@ -280,6 +280,10 @@ if insmod "$KO" num_queues=1 queue_depth=32; then
     expect_eq "queue_depth=32 sets the tags" "$(ctr $SMALL queue_depth)" 32
     check "fio verify at iodepth 32 through a full ring (stop/restart)" \
         timeout 300 bash -c "$(declare -f fio_verify); fio_verify $SMALL 16k 4M 48M --iodepth=32"
+    check "the ring was full at times (ring_full $(ctr $SMALL ring_full) > 0)" test "$(ctr $SMALL ring_full)" -gt 0
+    # A plugged batch goes through queue_rqs; the data must survive it too.
+    check "fio verify, io_uring batches of 16 (queue_rqs)" timeout 300 bash -c \
+        "$(declare -f fio_verify); fio_verify $DATA 4k 4M 48M --ioengine=io_uring --iodepth=32 --iodepth_batch_submit=16"
     rmmod rvirtio_blk
 else
     not_ok "insmod num_queues=1 queue_depth=32"
