@@ -338,6 +338,49 @@ pub(crate) unsafe fn sg_init_one(sg: *mut bindings::scatterlist, buf: *const c_v
     unsafe { bindings::sg_init_one(sg, buf, len) }
 }
 
+/// Ends every in-flight request of a dead device with `status_byte` in its
+/// PDU (upstream `virtblk_cleanup_broken_device`): new requests wait at the
+/// queue's door (freeze), dispatch stops (quiesce), every started request is
+/// completed through `complete`, then the queue runs again so that the
+/// waiters fail fast once the disk is deleted.
+///
+/// # Safety
+///
+/// `q` and `set` are the live queue and tag set of one disk; `cancel` may
+/// be called for every request of `set` and completes only those in flight;
+/// the device will not touch the requests anymore (it is broken or reset).
+pub(crate) unsafe fn cancel_all_requests(
+    q: *mut bindings::request_queue,
+    set: *mut bindings::blk_mq_tag_set,
+    sync_cbs: impl FnOnce(),
+    cancel: unsafe extern "C" fn(*mut bindings::request, *mut c_void) -> bool,
+) {
+    // SAFETY: per the caller, `q` and `set` are live.
+    unsafe {
+        bindings::blk_freeze_queue_start(q);
+        bindings::blk_mq_quiesce_queue(q);
+    }
+    sync_cbs();
+    // SAFETY: as above; `cancel` only completes started requests.
+    unsafe {
+        bindings::blk_mq_tagset_busy_iter(set, Some(cancel), core::ptr::null_mut());
+        bindings::blk_mq_tagset_wait_completed_request(set);
+        bindings::blk_mq_unquiesce_queue(q);
+        bindings::blk_mq_freeze_queue_wait(q);
+        bindings::blk_mq_unfreeze_queue(q);
+    }
+}
+
+impl Request {
+    /// Started and not yet completed (`blk_mq_request_started() &&
+    /// !blk_mq_request_completed()`).
+    pub(crate) fn in_flight(self) -> bool {
+        // SAFETY: live request; `state` is read once, as `READ_ONCE` does.
+        let state = unsafe { core::ptr::read_volatile(&raw const (*self.as_ptr()).state) };
+        state == bindings::mq_rq_state_MQ_RQ_IN_FLIGHT
+    }
+}
+
 /// `blk_mq_stop_hw_queue(hctx)`.
 pub(crate) fn stop_hw_queue(hctx: *mut bindings::blk_mq_hw_ctx) {
     // SAFETY: called from `queue_rq` with the live context blk-mq passed.

@@ -507,6 +507,14 @@ fn probe_setup(vdev: VirtioDevice, vblk: &mut VirtioBlk) -> Result {
     );
     // SAFETY: `vblk` outlives its debugfs directory (removed in remove).
     unsafe { vblk.debugfs.add_stats(&vblk.stats) };
+    // SAFETY: as above.
+    unsafe {
+        vblk.debugfs.trigger_file(
+            c"break_device".as_ptr().cast(),
+            vblk_ptr.cast(),
+            &BREAK_FOPS,
+        )
+    };
     for (i, q) in vblk.vqs.iter().enumerate() {
         let mut name = [0u8; 24];
         let mut w = Writer(&mut name, 0);
@@ -516,6 +524,29 @@ fn probe_setup(vdev: VirtioDevice, vblk: &mut VirtioBlk) -> Result {
     }
     Ok(())
 }
+
+/// `break_device` debugfs write: `virtio_break_device()`, as a surprise
+/// removal does.
+///
+/// # Safety
+///
+/// `file` is a debugfs file created by probe with the `VirtioBlk` as data.
+unsafe extern "C" fn virtblk_break_write(
+    file: *mut bindings::file,
+    _buf: *const kernel::ffi::c_char,
+    count: usize,
+    _pos: *mut bindings::loff_t,
+) -> isize {
+    // SAFETY: `simple_open` put the `VirtioBlk` in `private_data`; the file
+    // is removed (and its writers drained) before the state is freed.
+    let vblk = unsafe { &*((*file).private_data as *const VirtioBlk) };
+    pr_warn!("{}: breaking the device on request\n", disk_name(vblk.disk));
+    // SAFETY: the device is bound to us.
+    unsafe { bindings::virtio_break_device(vblk.vdev.as_ptr()) };
+    count as isize
+}
+
+static BREAK_FOPS: crate::stats::TriggerFops = crate::stats::TriggerFops::new(virtblk_break_write);
 
 /// `virtio_driver.remove` (C `virtblk_remove`): also the unbind and rmmod
 /// path. `del_gendisk` drains in-flight requests (the device still answers)
@@ -534,6 +565,17 @@ pub(crate) unsafe extern "C" fn virtblk_remove(vdev: *mut bindings::virtio_devic
         bindings::flush_work((*vblk).config_work.get());
         (*vblk).debugfs = DebugfsDir::none();
         let disk = (*vblk).disk;
+        // Surprise removal: the device is gone and will never return the
+        // requests in flight, so `del_gendisk` would wait forever. End them.
+        if (*vblk).vqs.iter().any(|q| q.vq.is_broken()) {
+            pr_warn!("device broken: ending the requests in flight\n");
+            crate::blk::cancel_all_requests(
+                (*disk).queue,
+                (*vblk).tag_set.get(),
+                || vdev.synchronize_cbs(),
+                request::virtblk_cancel_request,
+            );
+        }
         bindings::del_gendisk(disk);
         bindings::blk_mq_free_tag_set((*vblk).tag_set.get());
         // Stop all the virtqueues.

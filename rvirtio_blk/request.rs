@@ -383,6 +383,27 @@ pub(crate) unsafe extern "C" fn virtblk_request_done(rq: *mut bindings::request)
     req.end(blk::status_to_blk(sg_plan::result(status)));
 }
 
+/// `busy_tag_iter_fn` for a broken device (upstream `virtblk_cancel_request`):
+/// completes a request the device will never answer, with `IOERR`.
+///
+/// # Safety
+///
+/// Called by `blk_mq_tagset_busy_iter` with a request of our tag set.
+pub(crate) unsafe extern "C" fn virtblk_cancel_request(
+    rq: *mut bindings::request,
+    _data: *mut c_void,
+) -> bool {
+    // SAFETY: per the function's contract.
+    let req = unsafe { Request::from_raw(rq) };
+    let vbr = req.pdu::<VirtblkReq>();
+    // SAFETY: our PDU; the device is broken and no longer writes it.
+    unsafe { (*vbr).status = sg_plan::VIRTIO_BLK_S_IOERR };
+    if req.in_flight() {
+        req.complete();
+    }
+    true
+}
+
 /// The virtqueue callback (C `virtblk_done`), in interrupt context.
 ///
 /// # Safety

@@ -10,7 +10,10 @@
 //!   `nr_hw_queues`: the per-request data size, inline entries per request and
 //!   the SG memory preallocated by the whole tag set;
 //! - `ring_full`: times a full ring stopped a hardware queue;
-//! - `vqN_requests`: requests submitted on virtqueue N.
+//! - `vqN_requests`: requests submitted on virtqueue N;
+//! - `break_device` (write-only, for tests): marks the device broken like a
+//!   surprise removal does (`virtio_break_device`), so that requests in
+//!   flight are never answered and `remove` has to end them.
 
 use crate::sg_plan;
 use core::sync::atomic::{AtomicU64, Ordering::Relaxed};
@@ -133,6 +136,50 @@ impl DebugfsDir {
             self.u64_file(c"nr_hw_queues".as_ptr().cast(), &s.nr_hw_queues);
             self.u64_file(c"ring_full".as_ptr().cast(), &s.ring_full);
         }
+    }
+}
+
+/// A write-only debugfs file that calls `f(data)` on every write.
+pub(crate) struct TriggerFops(core::cell::UnsafeCell<bindings::file_operations>);
+
+// SAFETY: only read by debugfs after creation.
+unsafe impl Sync for TriggerFops {}
+
+impl TriggerFops {
+    /// Operations calling `write` (which gets `file->private_data`).
+    pub(crate) const fn new(
+        write: unsafe extern "C" fn(
+            *mut bindings::file,
+            *const kernel::ffi::c_char,
+            usize,
+            *mut bindings::loff_t,
+        ) -> isize,
+    ) -> Self {
+        // SAFETY: all-zero is a valid `file_operations` (no operations).
+        let mut f: bindings::file_operations = unsafe { core::mem::zeroed() };
+        f.open = Some(bindings::simple_open);
+        f.write = Some(write);
+        Self(core::cell::UnsafeCell::new(f))
+    }
+}
+
+impl DebugfsDir {
+    /// A write-only file `name` whose writes run `fops` with `data`.
+    ///
+    /// # Safety
+    ///
+    /// `data` stays valid for as long as this directory exists.
+    pub(crate) unsafe fn trigger_file(
+        &self,
+        name: *const kernel::ffi::c_char,
+        data: *mut core::ffi::c_void,
+        fops: &'static TriggerFops,
+    ) {
+        if self.0.is_null() {
+            return;
+        }
+        // SAFETY: `self.0` is a directory; `data` outlives the file (caller).
+        unsafe { bindings::debugfs_create_file(name, 0o200, self.0, data, fops.0.get()) };
     }
 }
 

@@ -189,6 +189,18 @@ impl VirtioDevice {
         unsafe { bindings::virtio_device_ready(self.as_ptr()) }
     }
 
+    /// `virtio_synchronize_cbs()`: waits for running virtqueue callbacks.
+    pub(crate) fn synchronize_cbs(self) {
+        // SAFETY: `self.0` is live; `config` is set by the transport.
+        let sync = unsafe { (*(*self.as_ptr()).config).synchronize_cbs };
+        match sync {
+            // SAFETY: the transport's own callback for this device.
+            Some(f) => unsafe { f(self.as_ptr()) },
+            // SAFETY: always callable from process context.
+            None => unsafe { bindings::synchronize_rcu() },
+        }
+    }
+
     /// `virtio_reset_device()`: stops the device and its interrupts.
     pub(crate) fn reset(self) {
         // SAFETY: `self.0` is live (type invariant).
@@ -290,6 +302,13 @@ impl Virtqueue {
         let mut len = 0u32;
         // SAFETY: `self.0` is live; the caller holds the queue lock.
         NonNull::new(unsafe { bindings::virtqueue_get_buf(self.0.as_ptr(), &mut len) })
+    }
+
+    /// `virtqueue_is_broken()`: the device is gone (surprise removal) or
+    /// misbehaved; it will not return buffers anymore.
+    pub(crate) fn is_broken(self) -> bool {
+        // SAFETY: `self.0` is live (type invariant).
+        unsafe { bindings::virtqueue_is_broken(self.0.as_ptr()) }
     }
 
     /// `virtqueue_disable_cb()`.

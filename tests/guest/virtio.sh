@@ -289,4 +289,32 @@ else
     not_ok "insmod num_queues=1 queue_depth=32"
 fi
 dmesg_clean "num_queues, full ring"
+
+# --- surprise removal: a broken device never answers; remove ends the requests ---------------------------
+# `break_device` does what the PCI core does on surprise removal
+# (virtio_break_device); the requests in flight then only end because
+# remove cancels them (EIO) instead of waiting forever in del_gendisk.
+if insmod "$KO"; then
+    sleep 1
+    SMALL=$(disk_by_serial rvt-small)
+    VDEV=$(basename "$(readlink -f /sys/block/$SMALL/device)")
+    fio --name=s --filename=/dev/$SMALL --direct=1 --ioengine=libaio --iodepth=16 --rw=randread \
+        --bs=4k --size=32M --time_based --runtime=60 >/dev/null 2>&1 &
+    fpid=$!
+    sleep 3
+    echo 1 > $DBG/$SMALL/break_device
+    sleep 1
+    check "I/O is stuck on the broken device (fio still running)" kill -0 $fpid
+    timeout 60 bash -c "echo $VDEV > /sys/bus/virtio/drivers/rvirtio_blk/unbind"
+    check "unbind of the broken device returns (no hang)" test $? == 0
+    timeout 30 tail --pid=$fpid -f /dev/null
+    check "fio ends: every request in flight was ended" bash -c "! kill -0 $fpid 2>/dev/null"
+    check "remove logged the cancellation" bash -c "dmesg | grep -q 'device broken: ending the requests in flight'"
+    check "the broken disk is gone" test ! -e /sys/block/$SMALL
+    timeout 30 rmmod rvirtio_blk
+    check "rmmod after surprise removal" bash -c '! grep -q "^rvirtio_blk " /proc/modules'
+else
+    not_ok "insmod (surprise removal)"
+fi
+dmesg_clean "surprise removal"
 finish
