@@ -74,13 +74,16 @@ build() {
         log "copying pristine source"
         cp -a "$p" "$src.tmp" && mv "$src.tmp" "$src"
     fi
-    # Undo the previous patch series: restore every file it touched.
-    if [[ -f $src/.rnull-patched-files ]]; then
-        while read -r f; do
-            if [[ -e $p/$f ]]; then cp -p "$p/$f" "$src/$f"; else rm -f "$src/$f"; fi
-        done < "$src/.rnull-patched-files"
-        rm -f "$src/.rnull-patched-files"
-    fi
+    # Undo the previous patch series: restore every file it touched, and
+    # every file the current series touches, from the pristine copy.
+    {
+        [[ -f $src/.rnull-patched-files ]] && cat "$src/.rnull-patched-files"
+        for pf in $(patches); do grep -E '^\+\+\+ b/' "$pf" | sed 's|^+++ b/||'; done
+    } | sort -u | while read -r f; do
+        if [[ -e $p/$f ]]; then cp -p "$p/$f" "$src/$f"; else rm -f "$src/$f"; fi
+        rm -f "$src/$f.rej" "$src/$f.orig"
+    done
+    rm -f "$src/.rnull-patched-files"
     local files=()
     for pf in $(patches); do
         log "applying $(basename "$pf")"
