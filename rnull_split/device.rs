@@ -61,6 +61,8 @@ impl NullDevice {
             .logical_block_size(config.block_size)?
             .physical_block_size(config.block_size)?
             .max_sectors(config.max_sectors)
+            // Opening a disk pins the module: rmmod fails with EBUSY.
+            .owner(&crate::THIS_MODULE)
             // C null_blk's discard limit (`UINT_MAX >> 9`).
             .max_discard_sectors(if config.discard { u32::MAX >> 9 } else { 0 })
             .rotational(false);

@@ -163,6 +163,21 @@ refuse discard "invalid discard=1" discard=1
 refuse completion_nsec "invalid completion_nsec=2000000000" completion_nsec=2000000000
 dmesg_clean "bad parameters"
 
+# --- an open disk pins the module ---------------------------------------------
+if insmod "$KO" gb=1; then
+    exec 3</dev/rnullb0
+    out=$(rmmod rnull_split 2>&1)
+    rc=$?
+    check "rmmod while /dev/rnullb0 is open is refused (in use)" \
+        bash -c "[[ $rc != 0 ]] && grep -qi 'in use' <<<'$out' && grep -q '^rnull_split ' /proc/modules"
+    check "the open disk still reads" dd if=/dev/rnullb0 of=/dev/null bs=4k count=4 status=none
+    exec 3<&-
+    check "rmmod once the disk is closed" unload
+else
+    not_ok "insmod gb=1"
+fi
+dmesg_clean "open disk pins the module"
+
 # --- 20 load/unload cycles leave nothing behind --------------------------------
 cycles=0
 for i in $(seq 20); do
