@@ -49,8 +49,9 @@ pub(crate) fn from_module_params() -> Result<(DeviceConfig, u32)> {
     Ok((config, n))
 }
 
-/// Refuse, with a message, modes this build does not implement yet.
-fn not_yet(config: &DeviceConfig) -> Result {
+/// Refuse, with a message, modes this build does not implement yet (also
+/// at configfs `power=1`).
+pub(crate) fn not_yet(config: &DeviceConfig) -> Result {
     let what = if config.irqmode == params::IrqMode::Timer
         && config.queue_mode == params::QueueMode::Bio
     {

@@ -267,30 +267,12 @@ fn power(dir: &CStr, state: &mut DirState, on: bool) -> Result {
     }
     let config = &state.config;
     checked(dir, config.validate(device::nr_cpu_ids()))?;
-    not_yet(dir, config)?;
+    crate::config::not_yet(config)?;
     let disk = NullDevice::new(format_args!("{}", dir), config).inspect_err(|e| {
         pr_err!("{}: cannot create the disk: {:?}\n", dir, e);
     })?;
     state.disk = Some(disk);
     Ok(())
-}
-
-/// Refuse, with a message, modes the device does not implement yet.
-///
-/// The same list as `config::not_yet` for module parameters (private to
-/// `config.rs`); keep the two in step, or share one.
-fn not_yet(dir: &CStr, config: &DeviceConfig) -> Result {
-    let what = if config.queue_mode == QueueMode::Bio && config.irqmode != IrqMode::None {
-        "queue_mode=0 with irqmode other than 0"
-    } else if config.irqmode == IrqMode::Timer {
-        "irqmode=2"
-    } else if config.memory_backed {
-        "memory_backed=1"
-    } else {
-        return Ok(());
-    };
-    pr_err!("{}: {} is not supported yet\n", dir, what);
-    Err(EINVAL)
 }
 
 /// Formats into the page configfs hands to `show`, like `sysfs_emit`.

@@ -56,8 +56,8 @@ EINVAL="Invalid argument"
 EBUSY="Device or resource busy"
 
 # --- the subsystem appears with the module; defaults are the parameters' ---------
-if insmod "$KO" nr_devices=0 gb=2 bs=4096 hw_queue_depth=32 split_clone=deep; then
-    ok "insmod nr_devices=0 gb=2 bs=4096 hw_queue_depth=32 split_clone=deep"
+if insmod "$KO" nr_devices=0 gb=2 bs=4096 hw_queue_depth=32 split_clone=deep irqmode=0; then
+    ok "insmod nr_devices=0 gb=2 bs=4096 hw_queue_depth=32 split_clone=deep irqmode=0"
     check "nr_devices=0 creates no disk" bash -c '! ls /sys/block | grep -q rnullb'
     check "$CFS exists" test -d "$CFS"
     expect_eq "features lists the attributes, like null_blk's" "$(cat "$CFS/features")" \
@@ -71,7 +71,7 @@ if insmod "$KO" nr_devices=0 gb=2 bs=4096 hw_queue_depth=32 split_clone=deep; th
     expect_eq "default hw_queue_depth from the parameter" "$(get cfg0 hw_queue_depth)" 32
     expect_eq "default split_clone from the parameter" "$(get cfg0 split_clone)" deep
     expect_eq "default queue_mode 2" "$(get cfg0 queue_mode)" 2
-    expect_eq "default irqmode 0" "$(get cfg0 irqmode)" 0
+    expect_eq "default irqmode from the parameter" "$(get cfg0 irqmode)" 0
     expect_eq "default completion_nsec 10000" "$(get cfg0 completion_nsec)" 10000
     expect_eq "default submit_queues 1" "$(get cfg0 submit_queues)" 1
     expect_eq "default max_sectors 0" "$(get cfg0 max_sectors)" 0
@@ -199,6 +199,45 @@ else
     not_ok "insmod gb=1"
 fi
 dmesg_clean "several devices"
+
+# --- memory-backed device with discard and timer completions ------------------------
+if insmod "$KO" nr_devices=0; then
+    mkdir "$CFS/mem0"
+    expect_set mem0 size 64
+    expect_set mem0 blocksize 4096
+    expect_set mem0 memory_backed 1
+    expect_set mem0 discard 1
+    expect_set mem0 irqmode 2
+    expect_set mem0 completion_nsec 100000
+    if set_attr mem0 power 1; then
+        ok "mem0: power=1 with memory_backed=1 discard=1 irqmode=2"
+        # (no /dev/fd in the guest: compare files, not process substitutions)
+        head -c 4M /dev/urandom > /tmp/pat
+        head -c 2M /dev/zero > /tmp/zero2m
+        rd() { dd if=/dev/mem0 of="$1" bs=1M skip="$2" count="$3" iflag=direct status=none; }
+        dd if=/tmp/pat of=/dev/mem0 bs=1M seek=2 oflag=direct status=none
+        rd /tmp/got 2 4
+        check "mem0 reads back what was written" cmp /tmp/got /tmp/pat
+        rd /tmp/got 0 2
+        check "mem0: a never-written range reads as zeroes" cmp /tmp/got /tmp/zero2m
+        if blkdiscard -o $((3 << 20)) -l $((1 << 20)) /dev/mem0; then
+            rd /tmp/got 2 4
+            head -c 1M /tmp/pat > /tmp/want; head -c 1M /dev/zero >> /tmp/want
+            tail -c 2M /tmp/pat >> /tmp/want
+            check "mem0: a discarded MiB reads as zeroes, the rest keeps its data" cmp /tmp/got /tmp/want
+        else
+            not_ok "blkdiscard on mem0"
+        fi
+        expect_refused mem0 memory_backed 0 "$EBUSY"
+    else
+        not_ok "mem0: power=1 with memory_backed=1 discard=1 irqmode=2 ($werr; $(dmesg | tail -n 1))"
+    fi
+    check "rmdir mem0" rmdir "$CFS/mem0"
+    check "rmmod" unload
+else
+    not_ok "insmod nr_devices=0"
+fi
+dmesg_clean "memory-backed"
 
 # --- bad values: EINVAL, a message naming the attribute, value unchanged -------------
 if insmod "$KO" nr_devices=0; then
