@@ -13,7 +13,8 @@
 //! 2. **I/O** ([`request`]): every request becomes out header + data SGs +
 //!    status byte in one `virtqueue_add_sgs`; a full ring stops the hardware
 //!    queue until a completion; the last request of a batch (or
-//!    `commit_rqs`) kicks; the virtqueue interrupt completes.
+//!    `commit_rqs`, or `queue_rqs` for a plugged list) kicks; the virtqueue
+//!    interrupt completes. Remove ends the requests of a broken device.
 //! 3. **SG memory**: two scatterlist entries live inline in each request;
 //!    `sg_alloc_table_chained` takes a table from the SG pool only for more
 //!    than two segments and frees it at completion. `sg_prealloc=1` switches
