@@ -2,6 +2,8 @@
 # The test command: host unit tests, then every guest suite
 # (tests/host/*.sh, each booting its own guest). Prints every result line and
 # ends with "N passed, N failed" (a skipped check counts as neither).
+# With FLAVOUR=debug (make check-debug) each guest suite also fails on any
+# report (tests/badlog.sh) anywhere in its guest's console log.
 #
 #   scripts/check.sh [SUITE...]     e.g. scripts/check.sh rnull
 set -uo pipefail
@@ -41,6 +43,19 @@ for s in "${suites[@]}"; do
         rc=$?
         if [[ $rc != 0 ]] && ! grep -q '^not ok' "$res"; then
             echo "not ok 0 - $s: suite exited with status $rc" >> "$res"
+        fi
+        if [[ $FLAVOUR == debug ]]; then
+            . tests/badlog.sh
+            while read -r console; do
+                n=$(( $(grep -cE '^(not )?ok [0-9]+ ' "$res") + 1 ))
+                first=$(grep -naE "\[ *[0-9]+\.[0-9]+\] .*($BAD_LOG)" "$console" | head -n 1 | cut -d: -f1)
+                if [[ -z $first ]]; then
+                    echo "ok $n - $s: debug kernel: no report in ${console#$OUT_DIR/}" >> "$res"
+                else
+                    echo "not ok $n - $s: debug kernel: report in ${console#$OUT_DIR/}:$first" >> "$res"
+                    tail -n +$((first > 5 ? first - 5 : 1)) "$console" | head -n 80 | tr -d '\r' | sed 's/^/#   /' >> "$res"
+                fi
+            done < <(find "$OUT_DIR/$s" -name console.log 2>/dev/null | sort)
         fi
     fi
     sed "s/^/[$s] /" "$res" | grep -E '^\[[^]]*\] (ok|not ok|#)'
