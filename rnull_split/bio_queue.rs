@@ -86,7 +86,7 @@ impl BioQueue {
     /// the parent's remaining data.
     fn deep_split(&self, bio: &mut OwnedBio, sectors: u32) -> Result<OwnedBio> {
         let max = kernel::bindings::BIO_MAX_VECS as usize;
-        let pages = bio.page_segments().count();
+        let pages = bio.page_segment_count();
         let single_page = pages <= max;
         let nr_vecs = if single_page {
             pages
@@ -133,7 +133,7 @@ impl BioOperations for NullBio {
             max_segment_size: bio.queue_max_segment_size(),
             logical_block_size: queue.logical_block_size,
         };
-        let sectors = match split_point(bio.page_segments().map(|s| s.len()), &limits) {
+        let sectors = match split_point(bio.segments().map(|s| s.len()), &limits) {
             SplitPoint::Fits => return queue.serve(bio),
             SplitPoint::At(sectors) => sectors,
             SplitPoint::Impossible => return bio.end(Err(EIO)),
