@@ -81,6 +81,23 @@ pub fn split_point<I: IntoIterator<Item = u32>>(segments: I, lim: &SplitLimits) 
     SplitPoint::Fits
 }
 
+/// The page-sized pieces of a segment of `len` bytes starting `offset`
+/// bytes into its first page: the lengths `bio_for_each_segment` yields for
+/// one multi-page bvec (the 2015 walk saw single pages).
+pub fn page_chunks(offset: u32, len: u32, page_size: u32) -> impl Iterator<Item = u32> {
+    let mut left = len;
+    let mut in_page = offset % page_size;
+    core::iter::from_fn(move || {
+        if left == 0 {
+            return None;
+        }
+        let n = left.min(page_size - in_page);
+        left -= n;
+        in_page = 0;
+        Some(n)
+    })
+}
+
 /// How many pieces a bio of `total_bytes` in segments of `seg_len` bytes
 /// becomes (for tests and benchmarks: repeatedly splits off the front).
 pub fn count_pieces(total_bytes: u32, seg_len: u32, lim: &SplitLimits) -> Option<u32> {

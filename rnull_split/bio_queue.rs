@@ -20,7 +20,7 @@
 
 use crate::{
     params::{DeviceConfig, SplitClone},
-    split::{split_point, SplitLimits, SplitPoint},
+    split::{page_chunks, split_point, SplitLimits, SplitPoint},
     stats::Stats,
     store::Store,
 };
@@ -33,6 +33,9 @@ use kernel::{
     prelude::*,
     sync::{Arc, ArcBorrow},
 };
+
+/// `PAGE_SIZE`.
+const PAGE_SIZE: u32 = kernel::bindings::PAGE_SIZE as u32;
 
 /// Bios the driver's bio set can lend at once without waiting.
 const BIOSET_POOL: u32 = 64;
@@ -133,7 +136,11 @@ impl BioOperations for NullBio {
             max_segment_size: bio.queue_max_segment_size(),
             logical_block_size: queue.logical_block_size,
         };
-        let sectors = match split_point(bio.segments().map(|s| s.len()), &limits) {
+        // The 2015 walk: page by page (`bio_for_each_segment`).
+        let pages = bio
+            .segments()
+            .flat_map(|s| page_chunks(s.offset(), s.len(), PAGE_SIZE));
+        let sectors = match split_point(pages, &limits) {
             SplitPoint::Fits => return queue.serve(bio),
             SplitPoint::At(sectors) => sectors,
             SplitPoint::Impossible => return bio.end(Err(EIO)),

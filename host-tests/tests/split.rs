@@ -95,3 +95,21 @@ fn split_is_always_smaller_than_the_bio_and_within_limits() {
         }
     }
 }
+
+#[test]
+fn page_chunks_follow_page_boundaries() {
+    let v: Vec<u32> = page_chunks(0, 8192, 4096).collect();
+    assert_eq!(v, [4096, 4096]);
+    let v: Vec<u32> = page_chunks(512, 8192, 4096).collect();
+    assert_eq!(v, [3584, 4096, 512]);
+    let v: Vec<u32> = page_chunks(4096 + 1024, 1024, 4096).collect();
+    assert_eq!(v, [1024]);
+    assert_eq!(page_chunks(0, 0, 4096).count(), 0);
+    // A 1 MiB multi-page segment walks like 256 pages: split at 16 KiB.
+    let l = SplitLimits { max_sectors: 32, max_segments: 0, max_segment_size: 0, logical_block_size: 512 };
+    assert_eq!(split_point(page_chunks(0, 1 << 20, 4096), &l), SplitPoint::At(32));
+    // 8 KiB segments starting mid-page: same split as page by page.
+    let segs = [8192u32; 8];
+    let chunks = segs.iter().flat_map(|&len| page_chunks(2048, len, 4096));
+    assert_eq!(split_point(chunks, &l), SplitPoint::At(32));
+}
