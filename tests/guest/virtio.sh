@@ -301,10 +301,12 @@ if insmod "$KO"; then
     fio --name=s --filename=/dev/$SMALL --direct=1 --ioengine=libaio --iodepth=16 --rw=randread \
         --bs=4k --size=32M --time_based --runtime=60 >/dev/null 2>&1 &
     fpid=$!
-    sleep 3
+    inflight() { awk '{print $1 + $2}' /sys/block/$SMALL/inflight; }
+    for i in $(seq 1 300); do [[ $(inflight) -gt 0 ]] && break; sleep 0.1; done
     echo 1 > $DBG/$SMALL/break_device
     sleep 1
-    check "I/O is stuck on the broken device (fio still running)" kill -0 $fpid
+    check "I/O is stuck on the broken device ($(inflight) in flight, fio still running)" \
+        bash -c "[[ \$(awk '{print \$1 + \$2}' /sys/block/$SMALL/inflight) -gt 0 ]] && kill -0 $fpid"
     timeout 60 bash -c "echo $VDEV > /sys/bus/virtio/drivers/rvirtio_blk/unbind"
     check "unbind of the broken device returns (no hang)" test $? == 0
     timeout 30 tail --pid=$fpid -f /dev/null
