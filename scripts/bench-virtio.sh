@@ -112,4 +112,21 @@ print("|---|" + "---|" * len(modes))
 for k in keys:
     print(f"| {k} | " + " | ".join(str(v[m].get(k, "")) for m in modes) + " |")
 PY
+# Paired ratios: each rvirtio_blk run against the C run right after it (same
+# sample, same workload), which cancels most of the host's load drift.
+python3 - out/bench-virtio/virtio.jsonl >> results/virtio-memory.md <<'PY'
+import json, statistics, sys
+from collections import defaultdict
+rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+ratios = defaultdict(list)
+for a, b in zip(rows, rows[1:]):
+    if a["label"] != "virtio_blk" and b["label"] == "virtio_blk" and a["workload"] == b["workload"]:
+        ratios[(a["label"], a["workload"])].append(a["iops"] / b["iops"])
+print("\n## Paired IOPS ratio rvirtio_blk / C virtio_blk (median over samples)\n")
+print("| workload | rvirtio_blk | rvirtio_blk-prealloc |")
+print("|---|---:|---:|")
+for wl in dict.fromkeys(r["workload"] for r in rows):
+    cell = lambda l: "%.3f" % statistics.median(ratios[(l, wl)]) if ratios[(l, wl)] else ""
+    print(f"| {wl} | {cell('rvirtio_blk')} | {cell('rvirtio_blk-prealloc')} |")
+PY
 cat results/virtio-memory.md
