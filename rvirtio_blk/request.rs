@@ -286,7 +286,10 @@ fn virtblk_add_req_batch(vblk: &VirtioBlk, qid: usize, list: &mut blk::RqList) {
     while let Some(req) = list.pop() {
         let vbr = req.pdu::<VirtblkReq>();
         // SAFETY: the queue lock is held; `vbr` belongs to a started request.
-        if unsafe { virtblk_add_req(q.vq, vbr) }.is_err() {
+        if let Err(e) = unsafe { virtblk_add_req(q.vq, vbr) } {
+            if e == ENOSPC {
+                vblk.stats.ring_full.fetch_add(1, core::sync::atomic::Ordering::Relaxed);
+            }
             virtblk_unmap_data(vblk, req, vbr);
             req.take_special_payload();
             req.requeue();

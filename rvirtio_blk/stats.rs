@@ -9,7 +9,7 @@
 //! - `pdu_bytes`, `inline_sg`, `tagset_sg_bytes`, `queue_depth`,
 //!   `nr_hw_queues`: the per-request data size, inline entries per request and
 //!   the SG memory preallocated by the whole tag set;
-//! - `ring_full`: times a full ring stopped a hardware queue;
+//! - `ring_full`: times a request found the ring full;
 //! - `vqN_requests`: requests submitted on virtqueue N;
 //! - `break_device` (write-only, for tests): marks the device broken like a
 //!   surprise removal does (`virtio_break_device`), so that requests in
@@ -40,7 +40,8 @@ pub(crate) struct Stats {
     pub(crate) queue_depth: AtomicU64,
     /// Hardware queues.
     pub(crate) nr_hw_queues: AtomicU64,
-    /// Times `queue_rq` found the ring full and stopped the queue.
+    /// Times a request found the ring full (`queue_rq` then stops the
+    /// hardware queue, `queue_rqs` requeues the request).
     pub(crate) ring_full: AtomicU64,
 }
 

@@ -93,7 +93,7 @@ seg_case() { # seg_case DEV DESC BS EXPECT(none|some) [fio args]
         not_ok "fio verify=crc32c bs=$bs on $desc"
     fi
     r1=$(ctr $dev requests); c1=$(ctr $dev chained)
-    diag "bs=$bs: requests +$((r1 - r0)), chained +$((c1 - c0))"
+    diag "bs=$bs: requests +$((r1 - r0)), chained +$((c1 - c0)) ($dev: $r0 -> $r1, $(ls $DBG | tr '\n' ' '))"
     if [[ $bs != 512 && $bs != 4k && $bs != 8k ]]; then
         # fio's few buffers may happen to be physically contiguous (then a
         # big I/O is one segment). Page-cache writeback of fresh pages
