@@ -288,7 +288,9 @@ fn virtblk_add_req_batch(vblk: &VirtioBlk, qid: usize, list: &mut blk::RqList) {
         // SAFETY: the queue lock is held; `vbr` belongs to a started request.
         if let Err(e) = unsafe { virtblk_add_req(q.vq, vbr) } {
             if e == ENOSPC {
-                vblk.stats.ring_full.fetch_add(1, core::sync::atomic::Ordering::Relaxed);
+                vblk.stats
+                    .ring_full
+                    .fetch_add(1, core::sync::atomic::Ordering::Relaxed);
             }
             virtblk_unmap_data(vblk, req, vbr);
             req.take_special_payload();
