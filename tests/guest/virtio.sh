@@ -23,7 +23,7 @@ ctr() { cat "$DBG/$1/$2"; }
 # fio_verify DEV BS SIZE OFFSET [EXTRA...]: write + crc32c verify
 fio_verify() {
     local dev=$1 bs=$2 size=$3 off=$4; shift 4
-    fio --name=v --filename=/dev/$dev --direct=1 --ioengine=libaio --iodepth=8 \
+    fio --name=v --filename=/dev/$dev --allow_file_create=0 --direct=1 --ioengine=libaio --iodepth=8 \
         --rw=randwrite --bs="$bs" --size="$size" --offset="$off" --verify=crc32c \
         --do_verify=1 --verify_fatal=1 --randrepeat=0 "$@" >/tmp/fio.out 2>&1
     local rc=$?
@@ -86,6 +86,8 @@ dmesg_clean "writes"
 seg_case() { # seg_case DEV DESC BS EXPECT(none|some) [fio args]
     local dev=$1 desc=$2 bs=$3 expect=$4; shift 4
     local r0 c0 r1 c1
+    # (A fio that outlives its disk must not leave a regular file in /dev.)
+    check "/dev/$dev is the block device" test -b /dev/$dev
     r0=$(ctr $dev requests); c0=$(ctr $dev chained)
     if fio_verify $dev $bs 2M 48M "$@"; then
         ok "fio verify=crc32c bs=$bs on $desc"
@@ -131,7 +133,7 @@ dmesg_clean "segments"
 
 # --- two queues both used ---------------------------------------------------------
 q0=$(ctr $DATA vq0_requests); q1=$(ctr $DATA vq1_requests)
-fio --name=q --filename=/dev/$DATA --direct=1 --ioengine=libaio --iodepth=4 --rw=randread \
+fio --name=q --allow_file_create=0 --filename=/dev/$DATA --direct=1 --ioengine=libaio --iodepth=4 --rw=randread \
     --bs=4k --size=4M --offset=0 --numjobs=2 --cpus_allowed=0,1 --cpus_allowed_policy=split \
     >/dev/null 2>&1
 q0b=$(ctr $DATA vq0_requests); q1b=$(ctr $DATA vq1_requests)
@@ -220,7 +222,7 @@ dmesg_clean "resize"
 # --- unbind / bind with I/O in flight -----------------------------------------------------------
 VDEV=$(basename "$(readlink -f /sys/block/$SMALL/device)")
 diag "small disk is $VDEV"
-fio --name=u --filename=/dev/$SMALL --direct=1 --ioengine=libaio --iodepth=32 --rw=randread \
+fio --name=u --allow_file_create=0 --filename=/dev/$SMALL --direct=1 --ioengine=libaio --iodepth=32 --rw=randread \
     --bs=4k --size=32M --time_based --runtime=30 >/dev/null 2>&1 &
 fpid=$!
 sleep 3
@@ -238,7 +240,7 @@ check "... and it reads" dd if=/dev/$SMALL2 of=/dev/null bs=64k count=16 iflag=d
 dmesg_clean "unbind/bind"
 
 # --- rmmod with I/O in flight, then idle -----------------------------------------------------------
-fio --name=m --filename=/dev/$DATA --direct=1 --ioengine=libaio --iodepth=32 --rw=randread \
+fio --name=m --allow_file_create=0 --filename=/dev/$DATA --direct=1 --ioengine=libaio --iodepth=32 --rw=randread \
     --bs=4k --size=32M --time_based --runtime=5 >/dev/null 2>&1 &
 fpid=$!
 sleep 2
@@ -298,7 +300,7 @@ if insmod "$KO"; then
     sleep 1
     SMALL=$(disk_by_serial rvt-small)
     VDEV=$(basename "$(readlink -f /sys/block/$SMALL/device)")
-    fio --name=s --filename=/dev/$SMALL --direct=1 --ioengine=libaio --iodepth=16 --rw=randread \
+    fio --name=s --allow_file_create=0 --filename=/dev/$SMALL --direct=1 --ioengine=libaio --iodepth=16 --rw=randread \
         --bs=4k --size=32M --time_based --runtime=60 >/dev/null 2>&1 &
     fpid=$!
     inflight() { awk '{print $1 + $2}' /sys/block/$SMALL/inflight; }
