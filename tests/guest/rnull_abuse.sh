@@ -1,7 +1,7 @@
 #!/bin/bash
 # rnull_split lifecycle abuse and bad input, in parts (default: all, in this
-# order; tests/host/rnull_abuse.sh boots one guest for all but the last and
-# one for the last, so that a crash in one is not blamed on the other):
+# order; tests/host/rnull_abuse.sh boots separate guests for params,
+# cycles..open-fd and open-fio, so a crash in one is not blamed on another):
 #   params    every parameter driven with negative, zero, huge,
 #             non-power-of-two and non-numeric values: refused, nothing left,
 #             clean log
@@ -265,10 +265,15 @@ open-fd)
     ;;
 open-fio)
     if insmod "$KO" nr_devices=2 gb=1; then
+        reads() { awk '{print $1}' /sys/block/rnullb0/stat 2>/dev/null || echo 0; }
+        r0=$(reads)
         fio --name=h --filename=/dev/rnullb0 --direct=1 --rw=randread --bs=4k --size=64M \
             --ioengine=io_uring --iodepth=16 --time_based --runtime=120 >/tmp/fio-held.out 2>&1 &
         fpid=$!
-        sleep 3
+        # fio has the disk open once its reads reach the driver (it can take
+        # seconds to start on the debug kernel)
+        for _ in $(seq 120); do (( $(reads) > r0 + 100 )) && break; sleep 0.5; done
+        diag "fio did $(( $(reads) - r0 )) reads before rmmod"
         if rmmod_while_open "fio runs on /dev/rnullb0"; then
             kill "$fpid"; wait "$fpid"
             check "rmmod after fio ends" unload
