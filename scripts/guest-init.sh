@@ -1,14 +1,28 @@
 #!/bin/bash
 # PID 1 of the test guest (see scripts/vm.sh). The root file system is the
-# host's / over 9p, read-only; scratch space is tmpfs. The kernel hands us the
-# unknown `KEY=value` words of its command line as environment: VM_OUT is the
-# host directory shared read-write, holding the command to run (.vm-cmd).
+# host's / over 9p, read-only; scratch space is tmpfs on /tmp and /run. The
+# kernel hands us the unknown `KEY=value` words of its command line as
+# environment: VM_REPO is the repository, VM_OUT the host directory shared
+# read-write, holding the command to run (.vm-cmd).
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
-export HOME=/root TERM=dumb
+export HOME=/tmp TERM=dumb
 mount -t proc proc /proc
 mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev 2>/dev/null
-for d in /tmp /run /var/tmp /root; do mount -t tmpfs tmpfs "$d"; done
+mount -t tmpfs tmpfs /run
+# A fresh tmpfs on /tmp would hide the repository or the output directory
+# when they live under the host's /tmp (a CI clone may): bind them back.
+keep=()
+for p in "$VM_REPO" "$VM_OUT"; do [[ $p == /tmp/* ]] && keep+=("$p"); done
+if [[ ${#keep[@]} -gt 0 ]]; then
+    mkdir -p /run/host-tmp
+    mount --bind /tmp /run/host-tmp
+fi
+mount -t tmpfs tmpfs /tmp
+for p in "${keep[@]}"; do
+    mkdir -p "$p"
+    mount --bind "/run/host-tmp/${p#/tmp/}" "$p"
+done
 mount -t debugfs debugfs /sys/kernel/debug
 mount -t configfs configfs /sys/kernel/config
 mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 out "$VM_OUT"

@@ -58,7 +58,7 @@ esac
 append="console=ttyS0 root=rootfs rootfstype=9p"
 append+=" rootflags=trans=virtio,version=9p2000.L,msize=262144,cache=loose ro"
 append+=" init=$REPO/scripts/guest-init.sh panic=-1 oops=panic=0 loglevel=6"
-append+=" VM_OUT=$out"
+append+=" VM_REPO=$REPO VM_OUT=$out"
 # debug kernel: SLUB sanity checks and red zones on top of KASAN
 # (and PCI IRQ routing from the BIOS table: the ACPI _PRT loop outlasts ACPI's
 # 30 s loop timeout under KASAN + lockdep + TCG, leaving virtio without an IRQ)
