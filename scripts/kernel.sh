@@ -78,7 +78,7 @@ build() {
     # every file the current series touches, from the pristine copy.
     {
         [[ -f $src/.rnull-patched-files ]] && cat "$src/.rnull-patched-files"
-        for pf in $(patches); do grep -E '^\+\+\+ b/' "$pf" | sed 's|^+++ b/||'; done
+        for pf in $(patches); do grep -E '^\+\+\+ b/' "$pf" | sed 's|^+++ b/||; s|	.*||'; done
     } | sort -u | while read -r f; do
         if [[ -e $p/$f ]]; then cp -p "$p/$f" "$src/$f"; else rm -f "$src/$f"; fi
         rm -f "$src/$f.rej" "$src/$f.orig"
@@ -87,7 +87,7 @@ build() {
     local files=()
     for pf in $(patches); do
         log "applying $(basename "$pf")"
-        mapfile -t -O "${#files[@]}" files < <(grep -E '^\+\+\+ b/' "$pf" | sed 's|^+++ b/||')
+        mapfile -t -O "${#files[@]}" files < <(grep -E '^\+\+\+ b/' "$pf" | sed 's|^+++ b/||; s|	.*||')
         printf '%s\n' "${files[@]}" > "$src/.rnull-patched-files"
         patch -d "$src" -p1 --no-backup-if-mismatch -s < "$pf" \
             || die "$(basename "$pf") does not apply to $kver"
