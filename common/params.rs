@@ -172,6 +172,8 @@ pub struct ParamError {
 pub enum Value {
     /// A number.
     Int(i64),
+    /// An unsigned number (a `ulong` parameter may not fit an `i64`).
+    UInt(u64),
     /// A boolean.
     Bool(bool),
     /// A string that was not accepted (not shown, may be arbitrary bytes).
@@ -182,6 +184,7 @@ impl fmt::Display for ParamError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.value {
             Value::Int(v) => write!(f, "invalid {}={}: must be {}", self.name, v, self.expected),
+            Value::UInt(v) => write!(f, "invalid {}={}: must be {}", self.name, v, self.expected),
             Value::Bool(v) => write!(
                 f,
                 "invalid {}={}: must be {}",
@@ -314,7 +317,7 @@ pub fn validate_completion_nsec(ns: u64) -> Result<u64, ParamError> {
     if ns > MAX_COMPLETION_NSEC {
         return Err(ParamError {
             name: "completion_nsec",
-            value: Value::Int(ns.min(i64::MAX as u64) as i64),
+            value: Value::UInt(ns),
             expected: "at most 1000000000 (1 s)",
         });
     }
@@ -388,7 +391,7 @@ pub fn validate_size_mb(mb: u64) -> Result<u64, ParamError> {
     if mb == 0 || mb > MAX_SIZE_MB {
         return Err(ParamError {
             name: "size",
-            value: Value::Int(mb.min(i64::MAX as u64) as i64),
+            value: Value::UInt(mb),
             expected: "from 1 to 1073741824 (MiB)",
         });
     }

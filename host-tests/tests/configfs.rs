@@ -15,7 +15,7 @@ fn size_mb() {
     for mb in [0, MAX_SIZE_MB + 1, u64::MAX] {
         let e = validate_size_mb(mb).unwrap_err();
         assert_eq!(e.name, "size");
-        assert_eq!(e.value, Value::Int(mb.min(i64::MAX as u64) as i64));
+        assert_eq!(e.value, Value::UInt(mb));
     }
     assert_eq!(
         validate_size_mb(0).unwrap_err().to_string(),

@@ -106,3 +106,10 @@ fn first_bad_parameter_is_named() {
     r.split_clone = b"x";
     assert_eq!(r.validate(2).unwrap_err().to_string(), "invalid split_clone: must be fast or deep");
 }
+
+#[test]
+fn huge_unsigned_values_are_shown_as_given() {
+    let e = validate_completion_nsec(u64::MAX).unwrap_err();
+    assert_eq!(e.value, Value::UInt(u64::MAX));
+    assert!(e.to_string().starts_with("invalid completion_nsec=18446744073709551615:"));
+}
