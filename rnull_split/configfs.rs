@@ -328,10 +328,8 @@ impl DeviceDir {
                     // SAFETY: `slot` is valid for writes of a `config_group`;
                     // all zeroes is its unlinked state (a static in C).
                     unsafe { ptr::write_bytes(slot, 0, 1) };
-                    // SAFETY: `slot` is a zeroed `config_group` that does not
-                    // move (pinned); `name` is NUL-terminated and copied;
-                    // `item_type` lives as long as the module (see
-                    // `Subsystem`'s invariants).
+                    // `item_type` lives as long as the module (`Subsystem`'s invariants).
+                    // SAFETY: `slot`: zeroed, pinned `config_group`; `name`: NUL-terminated, copied.
                     unsafe {
                         bindings::config_group_init_type_name(slot, name.as_char_ptr(), item_type)
                     };
@@ -372,9 +370,8 @@ impl DeviceDir {
 
     /// The directory's name, which names the disk too.
     fn name(&self) -> &CStr {
-        // SAFETY: by the type invariants `group` is initialised; `ci_name`
-        // then points at the NUL-terminated name, which lives as long as the
-        // item.
+        // SAFETY: `group` is initialised (type invariants), so `ci_name` is the
+        // NUL-terminated name, which lives as long as the item.
         unsafe { CStr::from_char_ptr((*self.group.get()).cg_item.ci_name) }
     }
 
@@ -566,9 +563,9 @@ impl Tables {
     ///
     /// `group` is the `su_group` of a registered [`Subsystem`]'s tables.
     unsafe fn from_group<'a>(group: *mut bindings::config_group) -> &'a Self {
-        // SAFETY: `to_configfs_subsystem()`: by the safety requirements
-        // `group` is the `su_group` of a subsystem.
         let subsys =
+            // SAFETY: `to_configfs_subsystem()`: by the safety requirements
+            // `group` is the `su_group` of a subsystem.
             unsafe { kernel::container_of!(group, bindings::configfs_subsystem, su_group) };
         // SAFETY: `subsys` is the `subsys` field of a `Tables` (`Opaque` is
         // transparent).

@@ -78,9 +78,8 @@ impl Dir {
     pub(crate) fn with_stats(name: &CStr, stats: Arc<Stats>) -> Self {
         let mut dir = Self::new_raw(name, ROOT.load(Ordering::Acquire));
         for (file, counter) in stats.named() {
-            // SAFETY: `dir.dentry` is a live directory; `counter` is an
-            // `AtomicU64`, which has the layout of a `u64`, and it lives in
-            // `stats`, which `dir` keeps alive until the file is removed.
+            // `counter` lives in `stats`, which `dir` keeps until the file is removed.
+            // SAFETY: `dir.dentry` is live; an `AtomicU64` has the layout of a `u64`.
             unsafe {
                 bindings::debugfs_create_u64(
                     file.as_char_ptr(),

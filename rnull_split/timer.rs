@@ -157,9 +157,8 @@ impl TimerQueue {
             let was_empty = fifo.len == 0;
             let r = fifo.push(rq, deadline);
             if r.is_ok() && was_empty {
-                // SAFETY: `timer` is initialized (type invariant). Starting
-                // it while its callback runs on another CPU is allowed: the
-                // timer core then keeps the new expiry.
+                // Starting it while its callback runs elsewhere is allowed.
+                // SAFETY: `timer` is initialized (type invariant).
                 unsafe {
                     bindings::hrtimer_start_range_ns(
                         self.timer.get(),
@@ -186,9 +185,8 @@ impl TimerQueue {
     /// Called by the hrtimer core for `self.timer` of a live `TimerQueue`.
     unsafe extern "C" fn expired(timer: *mut bindings::hrtimer) -> bindings::hrtimer_restart {
         let offset = core::mem::offset_of!(TimerQueue, timer);
-        // SAFETY: `timer` is the `timer` field of a live `TimerQueue`
-        // (requirement of this function), so stepping back to the struct
-        // start stays within it.
+        // SAFETY: `timer` is the `timer` field of a live `TimerQueue` (this
+        // function's requirement): stepping back to its start stays inside.
         let this = unsafe { &*timer.cast::<u8>().sub(offset).cast::<TimerQueue>() };
         // SAFETY: `ktime_get` may be called in any context.
         let now = unsafe { bindings::ktime_get() };
