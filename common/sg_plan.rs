@@ -16,7 +16,8 @@
 //! 4. the queue limits, queue count and queue depth that the device config
 //!    space implies ([`read_limits`], [`num_vqs`], [`queue_depth`]), exactly as
 //!    C `virtio_blk` computes them;
-//! 5. disk names ([`name_format`]) and capacity conversions.
+//! 5. disk names ([`name_format`]) and capacity conversions;
+//! 6. whether the module parameters are acceptable ([`check_params`]).
 //!
 //! It is compiled by the module (through `#[path]`) and by `cargo test` in
 //! `host-tests/`.
@@ -371,6 +372,76 @@ pub fn read_limits(c: &DevConfig) -> Limits {
     }
     if let Some(v) = c.write_zeroes {
         l.max_write_zeroes_sectors = if v != 0 { v } else { u32::MAX };
+    }
+    l
+}
+
+/// The most tags per hardware queue the block layer takes (C `BLK_MQ_MAX_DEPTH`).
+pub const MAX_QUEUE_DEPTH: u32 = 10240;
+
+/// The module parameters as `insmod` gave them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Params {
+    /// `num_queues`: cap on hardware queues, 0 = none.
+    pub num_queues: u32,
+    /// `queue_depth`: tags per hardware queue, 0 = fill the ring.
+    pub queue_depth: u32,
+    /// `sg_prealloc`: 0 = two inline entries + chaining, 1 = `seg_max` inline.
+    pub sg_prealloc: u32,
+    /// `seg_max`: cap on data segments per request, 0 = the device's `seg_max`.
+    pub seg_max: u32,
+}
+
+/// A refused parameter: its name, the value given and the accepted range
+/// (`min..=max`), for the `pr_err` that names it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ParamError {
+    /// The parameter's name.
+    pub name: &'static str,
+    /// The value given.
+    pub value: u32,
+    /// The smallest accepted value.
+    pub min: u32,
+    /// The largest accepted value.
+    pub max: u32,
+}
+
+/// Checks the module parameters; the first bad one is returned.
+///
+/// `num_queues` may not exceed the CPU count (C `virtio_blk`'s
+/// `num_request_queues` is range-checked the same way); `queue_depth` may
+/// not exceed [`MAX_QUEUE_DEPTH`] (the block layer would silently clamp it);
+/// `sg_prealloc` is 0 or 1; `seg_max` is 0 or at most what a virtqueue can
+/// take. Nothing is clamped: a bad value fails `insmod`.
+pub fn check_params(p: &Params, nr_cpu_ids: u32) -> Result<(), ParamError> {
+    let checks = [
+        ("num_queues", p.num_queues, 0, nr_cpu_ids),
+        ("queue_depth", p.queue_depth, 0, MAX_QUEUE_DEPTH),
+        ("sg_prealloc", p.sg_prealloc, 0, 1),
+        ("seg_max", p.seg_max, 0, MAX_SG_ELEMS - 2),
+    ];
+    for (name, value, min, max) in checks {
+        if value < min || value > max {
+            return Err(ParamError {
+                name,
+                value,
+                min,
+                max,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Applies the `seg_max` parameter to the device's limits: with `cap` > 0 a
+/// request carries at most `cap` data segments (never more than the device
+/// allows). This gives any device the small `seg_max` values QEMU cannot
+/// offer (its `seg_max` is the queue size minus 2, a power of two minus 2),
+/// to test requests around the inline/chained boundary. Discard ranges
+/// travel in one buffer whatever their count, so they are not capped.
+pub fn cap_segments(mut l: Limits, cap: u32) -> Limits {
+    if cap != 0 {
+        l.max_segments = l.max_segments.min(cap);
     }
     l
 }

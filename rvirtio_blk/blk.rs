@@ -338,17 +338,19 @@ pub(crate) unsafe fn sg_init_one(sg: *mut bindings::scatterlist, buf: *const c_v
     unsafe { bindings::sg_init_one(sg, buf, len) }
 }
 
-/// Ends every in-flight request of a dead device with `status_byte` in its
-/// PDU (upstream `virtblk_cleanup_broken_device`): new requests wait at the
-/// queue's door (freeze), dispatch stops (quiesce), every started request is
-/// completed through `complete`, then the queue runs again so that the
-/// waiters fail fast once the disk is deleted.
+/// Ends every in-flight request of a dead device (upstream
+/// `virtblk_cleanup_broken_device`): new requests wait at the queue's door
+/// (freeze), dispatch stops (quiesce), every started request is completed
+/// through `cancel`, then the hardware queues run again, so that the requests
+/// already past the door reach the driver and fail, as do the waiters at
+/// the door once the queue unfreezes.
 ///
 /// # Safety
 ///
-/// `q` and `set` are the live queue and tag set of one disk; `cancel` may
-/// be called for every request of `set` and completes only those in flight;
-/// the device will not touch the requests anymore (it is broken or reset).
+/// `q` and `set` are the live queue and tag set of one disk; `cancel` may be
+/// called for every request of `set` and completes only those in flight; the
+/// device will not touch the requests anymore (it is broken or reset) and the
+/// driver fails every new request (`queue_rq` on a broken virtqueue).
 pub(crate) unsafe fn cancel_all_requests(
     q: *mut bindings::request_queue,
     set: *mut bindings::blk_mq_tag_set,
@@ -365,8 +367,16 @@ pub(crate) unsafe fn cancel_all_requests(
     unsafe {
         bindings::blk_mq_tagset_busy_iter(set, Some(cancel), core::ptr::null_mut());
         bindings::blk_mq_tagset_wait_completed_request(set);
+        // A full ring stopped a hardware queue (`queue_rq` on `ENOSPC`) and
+        // only a completion from the device would restart it: without this
+        // the requests waiting for it never leave and the freeze below waits
+        // forever.
+        bindings::blk_mq_start_stopped_hw_queues(q, true);
         bindings::blk_mq_unquiesce_queue(q);
         bindings::blk_mq_freeze_queue_wait(q);
+        // (No `blk_mark_disk_dead` here as upstream later does: on 6.12 it
+        // takes `open_mutex` inside the freeze, which lockdep reports as a
+        // cycle with `del_gendisk`. The waiters fail in `queue_rq` instead.)
         bindings::blk_mq_unfreeze_queue(q);
     }
 }

@@ -159,7 +159,7 @@ fn virtblk_read_limits(vdev: VirtioDevice) -> sg_plan::Limits {
         }),
         max_dma_size: vdev.max_dma_size(),
     };
-    sg_plan::read_limits(&cfg)
+    sg_plan::cap_segments(sg_plan::read_limits(&cfg), crate::seg_max.get())
 }
 
 /// Copies [`sg_plan::Limits`] into a C `struct queue_limits`.

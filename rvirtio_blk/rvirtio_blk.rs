@@ -20,8 +20,9 @@
 //!    than two segments and frees it at completion. `sg_prealloc=1` switches
 //!    to the pre-2021 design (seg_max entries per request) for A/B runs.
 //!    Counters are in debugfs ([`stats`]).
-//! 4. **Knobs**: parameters `num_queues`, `queue_depth`, `sg_prealloc`
-//!    (read at probe); disk attributes `serial`, `cache_type` ([`sysfs`]).
+//! 4. **Knobs**: parameters `num_queues`, `queue_depth`, `sg_prealloc`,
+//!    `seg_max` (checked at load: a bad value fails `insmod` with `EINVAL`;
+//!    read at probe); disk attributes `serial`, `cache_type` ([`sysfs`]).
 //!
 //! All C calls are in the wrapper modules [`virtio`] and [`blk`] plus the C
 //! callback entry points; the pure logic lives in `common/sg_plan.rs`,
@@ -57,6 +58,31 @@ kernel::module_params! {
     queue_depth: u32 = 0, "Tags per hardware queue (0: fill the virtqueue)";
     sg_prealloc: u32 = 0,
         "1: preallocate seg_max scatterlist entries per request (pre-2021 design); 0: two inline, chain beyond";
+    seg_max: u32 = 0,
+        "Cap on data segments per request (0: the device's seg_max); tests small seg_max on any device";
+}
+
+/// The module parameters, checked: a bad value fails `insmod` with `EINVAL`
+/// and a message naming it (nothing is clamped).
+fn check_params() -> Result {
+    let p = sg_plan::Params {
+        num_queues: num_queues.get(),
+        queue_depth: queue_depth.get(),
+        sg_prealloc: sg_prealloc.get(),
+        seg_max: seg_max.get(),
+    };
+    // SAFETY: `nr_cpu_ids` is set at boot and constant afterwards.
+    let ncpu = unsafe { bindings::nr_cpu_ids };
+    sg_plan::check_params(&p, ncpu).map_err(|e| {
+        pr_err!(
+            "invalid {}={}: must be {}..={}\n",
+            e.name,
+            e.value,
+            e.min,
+            e.max
+        );
+        EINVAL
+    })
 }
 
 /// Features we understand (C `features[]` minus GEOMETRY, SECURE_ERASE, ZONED).
@@ -139,6 +165,7 @@ struct RVirtioBlk;
 
 impl kernel::Module for RVirtioBlk {
     fn init(module: &'static ThisModule) -> Result<Self> {
+        check_params()?;
         // SAFETY: no disk exists yet; nothing reads the ops concurrently.
         unsafe { (*VIRTBLK_FOPS.0.get()).owner = module.as_ptr() };
         // SAFETY: `__register_blkdev(0, ..)` allocates a major.

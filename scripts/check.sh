@@ -9,10 +9,16 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 . scripts/env.sh
+. tests/badlog.sh
 export OUT_DIR=${OUT_DIR:-$REPO/out}
 mkdir -p "$OUT_DIR"
 
 passed=0 failed=0 skipped=0
+# failure_lines: each `not ok` line of a KTAP stream and the (at most 10)
+# diagnostic `#` lines that follow it.
+failure_lines() {
+    awk '/^(# *)?not ok / { print; n = 10; next } n > 0 && /^ *#/ { print; n--; next } { n = 0 }'
+}
 count() { # count FILE: tally KTAP lines
     local p f s
     p=$(grep -cE '^ok [0-9]+ ' "$1" | head -1); s=$(grep -cE '^ok [0-9]+ .*# SKIP' "$1" | head -1)
@@ -42,13 +48,27 @@ for s in "${suites[@]}"; do
         tests/host/$s.sh > "$res" 2>&1
         rc=$?
         if [[ $rc != 0 ]] && ! grep -q '^not ok' "$res"; then
-            echo "not ok 0 - $s: suite exited with status $rc" >> "$res"
+            # No failed check, yet a failed suite: usually a guest that timed
+            # out. Name how far it got, and what scripts/guest-watchdog.sh
+            # found stuck.
+            last=$(grep -E '^ok [0-9]+ ' "$res" | tail -n 1)
+            echo "not ok 0 - $s: suite exited with status $rc after $((SECONDS - t0)) s (last result: ${last:-none})" >> "$res"
+            grep -rhaE --exclude=console.log 'guest (timed out|died)' "$OUT_DIR/$s" 2>/dev/null \
+                | sed 's/\x1b\[[0-9;]*m//g; s/^/#   /' >> "$res"
+            find "$OUT_DIR/$s" -name watchdog.summary -exec cat {} + 2>/dev/null | sed 's/^/#   /' >> "$res"
         fi
+        # A guest whose kernel reported while booting, before any test ran,
+        # was booted once more (scripts/vm.sh): not a failure of ours, but
+        # counted as a skip and shown, with the report's first line.
+        while read -r rep; do
+            n=$(( $(grep -cE '^(not )?ok [0-9]+ ' "$res") + 1 ))
+            echo "ok $n - $s: the guest kernel reported while booting, before any test: booted once more (${rep#$OUT_DIR/}) # SKIP" >> "$res"
+            badlog_filter < "$rep" | grep -m1 -E -B1 -A2 "$BAD_LOG" | sed 's/^/#   /' >> "$res"
+        done < <(find "$OUT_DIR/$s" -name boot-report.txt 2>/dev/null | sort)
         if [[ $FLAVOUR == debug ]]; then
-            . tests/badlog.sh
             while read -r console; do
                 n=$(( $(grep -cE '^(not )?ok [0-9]+ ' "$res") + 1 ))
-                first=$(grep -naE "\[ *[0-9]+\.[0-9]+\] .*($BAD_LOG)" "$console" | head -n 1 | cut -d: -f1)
+                first=$(badlog_filter < "$console" | grep -naE "\[ *[0-9]+\.[0-9]+\] .*($BAD_LOG)" | head -n 1 | cut -d: -f1)
                 if [[ -z $first ]]; then
                     echo "ok $n - $s: debug kernel: no report in ${console#$OUT_DIR/}" >> "$res"
                 else
@@ -64,5 +84,13 @@ for s in "${suites[@]}"; do
 done
 
 echo
+if [[ $failed != 0 ]]; then
+    # Repeat the failures (and the diagnostics that follow them) at the end,
+    # where a truncated log still shows them.
+    echo "failures:"
+    for s in "${suites[@]}"; do
+        failure_lines < "$OUT_DIR/$s.result" 2>/dev/null | sed "s/^/  [$s] /"
+    done
+fi
 echo "${passed} passed, ${failed} failed, ${skipped} skipped"
 [[ $failed == 0 ]]

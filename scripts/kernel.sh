@@ -9,6 +9,7 @@
 #
 #   scripts/kernel.sh build   build if needed, print nothing else on stdout
 #   scripts/kernel.sh kdir    print the build directory (KDIR for modules)
+#   scripts/kernel.sh cached  exit 0 if the build for the current key exists
 set -euo pipefail
 . "$(dirname "$0")/env.sh"
 
@@ -137,5 +138,9 @@ case "${1:-build}" in
         flock -n 9 || { log "another kernel build holds $RNULL_CACHE/.lock; waiting"; flock 9; }
         build ;;
     kdir) kdir ;;
-    *) die "usage: $0 build|kdir" ;;
+    cached)
+        out=$(kdir)
+        [[ -f $out/.rnull-stamp && -f $out/arch/x86/boot/bzImage \
+           && $(cat "$out/.rnull-stamp") == "$(cache_key "$(kernel_version "$(pristine_dir)")")" ]] ;;
+    *) die "usage: $0 build|kdir|cached" ;;
 esac

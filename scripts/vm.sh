@@ -42,11 +42,17 @@ bzimage=$kdir/arch/x86/boot/bzImage
 [[ -f $bzimage ]] || die "no kernel at $bzimage: run 'make kernel' first"
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
-rm -f "$out/.vm-rc"
+rm -f "$out/.vm-rc" "$out/boot-report.txt"
+for attempt in 1 2; do
 {
     printf 'export REPO=%q KDIR=%q OUT=%q\n' "$REPO" "$kdir" "$out"
     printf 'export VM_CPUS=%q\n' "$cpus"
+    # guest-watchdog.sh runs this long after the command starts: a tenth of
+    # the timeout (at least 30 s) before the host kills the guest, boot
+    # time included.
+    printf 'export VM_WATCHDOG=%q\n' $(( timeout - (timeout / 10 > 30 ? timeout / 10 : 30) ))
     printf 'export MODDIR=%q FLAVOUR=%q\n' "${MODDIR:-$REPO}" "$FLAVOUR"
+    printf 'export VM_BOOT_RETRY=%q\n' $(( attempt == 1 ))
 } > "$out/.vm-env"
 printf '%q ' "$@" > "$out/.vm-cmd"; echo >> "$out/.vm-cmd"
 
@@ -76,6 +82,16 @@ timeout --foreground -k 10 "$timeout" qemu-system-x86_64 \
     "${qemu_extra[@]}" </dev/null 2>&1 | tee "$out/console.log"
 qrc=${PIPESTATUS[0]}
 set -e
+# The kernel reported while booting, before CMD ran (scripts/guest-init.sh):
+# keep that console log and the report, boot once more.
+if [[ -f $out/.vm-rc && $(cat "$out/.vm-rc") == boot-report ]]; then
+    mv "$out/console.log" "$out/console.boot-report.log"
+    rm -f "$out/.vm-rc"
+    log "kernel report while booting, before the command: $(grep -am1 VM-BOOT-REPORT "$out/console.boot-report.log" | tr -d '\r')"
+    [[ $attempt == 1 ]] && { log "booting once more (report kept in $out/boot-report.txt)"; continue; }
+fi
+break
+done
 if [[ ! -f $out/.vm-rc ]]; then
     if [[ $qrc == 124 ]]; then log "guest timed out after ${timeout}s"; else log "guest died (qemu exit $qrc)"; fi
     log "console tail:"; tail -n 40 "$out/console.log" >&2

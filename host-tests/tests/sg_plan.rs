@@ -199,3 +199,46 @@ fn data_direction() {
     assert!(data_out(VIRTIO_BLK_T_DISCARD));
     assert!(data_out(VIRTIO_BLK_T_WRITE_ZEROES));
 }
+
+#[test]
+fn module_parameters() {
+    let ok = Params::default();
+    assert_eq!(check_params(&ok, 2), Ok(()));
+    let all = Params { num_queues: 2, queue_depth: MAX_QUEUE_DEPTH, sg_prealloc: 1, seg_max: MAX_SG_ELEMS - 2 };
+    assert_eq!(check_params(&all, 2), Ok(()));
+    let bad = |p: Params| check_params(&p, 2).unwrap_err();
+    let e = bad(Params { num_queues: 3, ..ok });
+    assert_eq!((e.name, e.value, e.min, e.max), ("num_queues", 3, 0, 2));
+    assert_eq!(bad(Params { num_queues: u32::MAX, ..ok }).name, "num_queues");
+    let e = bad(Params { queue_depth: MAX_QUEUE_DEPTH + 1, ..ok });
+    assert_eq!((e.name, e.max), ("queue_depth", 10240));
+    assert_eq!(bad(Params { sg_prealloc: 2, ..ok }).name, "sg_prealloc");
+    assert_eq!(bad(Params { sg_prealloc: u32::MAX, ..ok }).name, "sg_prealloc");
+    let e = bad(Params { seg_max: MAX_SG_ELEMS - 1, ..ok });
+    assert_eq!((e.name, e.max), ("seg_max", 32766));
+    // the first bad one is named
+    assert_eq!(bad(Params { num_queues: 9, sg_prealloc: 5, ..ok }).name, "num_queues");
+}
+
+#[test]
+fn seg_max_parameter_caps_segments() {
+    let dev = read_limits(&DevConfig {
+        seg_max: Some(126),
+        discard: Some((0, 0, 0)),
+        max_dma_size: u64::MAX,
+        ..Default::default()
+    });
+    assert_eq!(cap_segments(dev, 0), dev);
+    for n in [1, 2, 3] {
+        let l = cap_segments(dev, n);
+        assert_eq!(l.max_segments, n);
+        // discard ranges are one buffer: not capped
+        assert_eq!(l.max_discard_segments, dev.max_discard_segments);
+        assert_eq!(Limits { max_segments: dev.max_segments, ..l }, dev);
+    }
+    // never more than the device allows
+    assert_eq!(cap_segments(dev, 1000).max_segments, 126);
+    // the inline/chained boundary at the capped values
+    assert_eq!(first_chunk_entries(false, cap_segments(dev, 3).max_segments), 2);
+    assert_eq!(first_chunk_entries(true, cap_segments(dev, 3).max_segments), 3);
+}

@@ -12,10 +12,12 @@
 #             and removed while fio runs on two other devices, then kmemleak
 #   open-fd   rmmod while a process holds /dev/rnullb0 open
 #   open-fio  rmmod while fio runs on /dev/rnullb0
+#   kmemleak-control  the positive control: kmemleak-test.ko's deliberate
+#             leaks are found by the same scan (debug kernel; else SKIP)
 . "$REPO/tests/lib.sh"
 KO=$MODDIR/rnull_split/rnull_split.ko
 CYCLES=${ABUSE_CYCLES:-100}
-parts=${*:-params cycles configfs open-fd open-fio}
+parts=${*:-params cycles configfs open-fd open-fio kmemleak-control}
 
 loaded() { grep -q '^rnull_split ' /proc/modules; }
 unload() { rmmod rnull_split 2>/dev/null; ! loaded; }
@@ -302,6 +304,11 @@ open-fio)
     dmesg_clean "rmmod while fio runs"
     kmemleak_check "rmmod while fio runs"
     dmesg_clean "kmemleak scan"
+    ;;
+kmemleak-control)
+    # --- the positive control: kmemleak_check does find leaks ---------------------
+    kmemleak_control
+    dmesg_clean "kmemleak positive control (its report is bracketed as expected)"
     ;;
 *) not_ok "unknown part $part" ;;
 esac

@@ -267,6 +267,24 @@ if insmod "$KO" nr_devices=0; then
     expect_refused bad discard yes "$EINVAL" "invalid discard: must be 0 or 1"
     expect_refused bad power 2 "$EINVAL" "invalid power: must be 0 or 1"
 
+    # every attribute x negative, non-numeric, empty, trailing garbage and
+    # huge values (2^64 and more do not fit any of them; 2^32 does not fit
+    # the 32-bit ones): EINVAL, a message naming it, value unchanged
+    nbad=0
+    for attr in size blocksize max_sectors queue_mode irqmode completion_nsec \
+            submit_queues hw_queue_depth memory_backed discard power; do
+        for v in -1 abc "" 1x 99999999999999999999; do
+            expect_refused bad "$attr" "$v" "$EINVAL" "invalid $attr"; nbad=$((nbad + 1))
+        done
+    done
+    for attr in blocksize max_sectors queue_mode irqmode submit_queues hw_queue_depth; do
+        expect_refused bad "$attr" 4294967296 "$EINVAL" "invalid $attr"; nbad=$((nbad + 1))
+    done
+    for v in "" -1 1 "fast deep"; do
+        expect_refused bad split_clone "$v" "$EINVAL" "invalid split_clone"; nbad=$((nbad + 1))
+    done
+    diag "$nbad malformed values refused over all 12 attributes"
+
     # rules between attributes are checked at power=1
     set_attr bad blocksize 4096; set_attr bad max_sectors 12
     expect_refused bad power 1 "$EINVAL" "invalid max_sectors=12: must be .* multiple of the block size"

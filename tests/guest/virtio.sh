@@ -23,7 +23,8 @@ ctr() { cat "$DBG/$1/$2"; }
 # fio_verify DEV BS SIZE OFFSET [EXTRA...]: write + crc32c verify
 fio_verify() {
     local dev=$1 bs=$2 size=$3 off=$4; shift 4
-    fio --name=v --filename=/dev/$dev --allow_file_create=0 --direct=1 --ioengine=libaio --iodepth=8 \
+    # (timeout: a lost request fails this check instead of hanging the suite)
+    timeout -k 10 300 fio --name=v --filename=/dev/$dev --allow_file_create=0 --direct=1 --ioengine=libaio --iodepth=8 \
         --rw=randwrite --bs="$bs" --size="$size" --offset="$off" --verify=crc32c \
         --do_verify=1 --verify_fatal=1 --randrepeat=0 "$@" >/tmp/fio.out 2>&1
     local rc=$?
@@ -227,8 +228,8 @@ fio --name=u --allow_file_create=0 --filename=/dev/$SMALL --direct=1 --ioengine=
 fpid=$!
 sleep 3
 t0=$SECONDS
-echo "$VDEV" > /sys/bus/virtio/drivers/rvirtio_blk/unbind
-check "unbind with I/O in flight returns" true
+timeout 120 bash -c "echo $VDEV > /sys/bus/virtio/drivers/rvirtio_blk/unbind"
+check "unbind with I/O in flight returns (within 120 s)" test $? == 0
 timeout 60 tail --pid=$fpid -f /dev/null
 check "fio ends (its requests ended) after unbind, within 60 s" bash -c "! kill -0 $fpid 2>/dev/null"
 check "unbind removed the disk" test ! -e /sys/block/$SMALL
@@ -247,8 +248,9 @@ sleep 2
 timeout 30 rmmod rvirtio_blk 2>/dev/null
 rc=$?
 check "rmmod with I/O in flight returns (busy or done, no hang)" test $rc -ne 124
-wait $fpid
-loaded && rmmod rvirtio_blk
+timeout 60 tail --pid=$fpid -f /dev/null
+check "fio ends after the rmmod attempt, within 60 s" bash -c "! kill -0 $fpid 2>/dev/null"
+loaded && timeout 60 rmmod rvirtio_blk
 check "rmmod once idle" bash -c '! grep -q "^rvirtio_blk " /proc/modules'
 check "no rvd* disk left" bash -c '! ls -d /sys/block/rvd* 2>/dev/null'
 dmesg_clean "rmmod"
@@ -263,7 +265,7 @@ if insmod "$KO" sg_prealloc=1; then
     echo 2 > /sys/block/$DATA/queue/nomerges; echo 2 > /sys/block/$SMALL/queue/nomerges
     seg_case $DATA "prealloc, many segments" 256k none
     seg_case $SMALL "prealloc, seg_max=6" 64k none
-    rmmod rvirtio_blk
+    timeout 60 rmmod rvirtio_blk
     check "rmmod (prealloc)" bash -c '! grep -q "^rvirtio_blk " /proc/modules'
 else
     not_ok "insmod sg_prealloc=1"
@@ -286,7 +288,7 @@ if insmod "$KO" num_queues=1 queue_depth=32; then
     # A plugged batch goes through queue_rqs; the data must survive it too.
     check "fio verify, io_uring batches of 16 (queue_rqs)" timeout 300 bash -c \
         "$(declare -f fio_verify); fio_verify $DATA 4k 4M 48M --ioengine=io_uring --iodepth=32 --iodepth_batch_submit=16"
-    rmmod rvirtio_blk
+    timeout 60 rmmod rvirtio_blk
 else
     not_ok "insmod num_queues=1 queue_depth=32"
 fi
@@ -304,8 +306,20 @@ if insmod "$KO"; then
         --bs=4k --size=32M --time_based --runtime=60 >/dev/null 2>&1 &
     fpid=$!
     inflight() { awk '{print $1 + $2}' /sys/block/$SMALL/inflight; }
-    for i in $(seq 1 300); do [[ $(inflight) -gt 0 ]] && break; sleep 0.1; done
+    # Break it while the ring is full: the hardware queue is then stopped
+    # (queue_rq got ENOSPC) with requests waiting for it, and only a
+    # completion the device will never send would restart it; remove must
+    # restart it itself or del_gendisk waits forever. (16 I/Os on 4 tags,
+    # 2 requests fit the 8-entry ring, the host throttles: stopped at once.)
+    hstate=/sys/kernel/debug/block/$SMALL/hctx0/state
+    for i in $(seq 1 300); do
+        st=$(cat $hstate)
+        [[ $(inflight) -gt 0 && $st == *STOPPED* ]] && break; sleep 0.1
+    done
     echo 1 > $DBG/$SMALL/break_device
+    # (what the queue was just before the break: it restarts and stops again
+    # with every completion, so a later read may find it running)
+    diag "hardware queue state just before the break: ${st:-unknown} (STOPPED is the case that hung)"
     sleep 1
     check "I/O is stuck on the broken device ($(inflight) in flight, fio still running)" \
         bash -c "[[ \$(awk '{print \$1 + \$2}' /sys/block/$SMALL/inflight) -gt 0 ]] && kill -0 $fpid"

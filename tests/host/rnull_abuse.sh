@@ -20,7 +20,7 @@ guest() {
     local r=$?
     [[ $r == 0 ]] || { rc=1; echo "# guest ($*) exit status $r; console tail:"; tail -n 30 "$dir/vm.log" | sed 's/^/#   /'; }
 }
-guest "$out" params
+guest "$out" kmemleak-control params
 guest "$out/cycles" cycles configfs open-fd
 guest "$out/fio" open-fio
 # One KTAP stream, renumbered.

@@ -4,7 +4,11 @@
 #   data  64 MiB, host-written pattern, serial, 2 queues, discard + write zeroes
 #   ro     8 MiB, readonly=on
 #   small 64 MiB, queue-size=8 -> seg_max 6 (chained tables at 3..6 segments),
-#         no indirect descriptors (a full ring is easy to reach)
+#         no indirect descriptors (a full ring is easy to reach), throttled
+#         to VIRTIO_SMALL_IOPS (200) IOPS: its requests wait in the device,
+#         so a full ring and requests in flight at a surprise removal are
+#         there whatever the host's speed (unthrottled, QEMU under TCG often
+#         completes each request before the guest sends the next)
 #   err    8 MiB, blkdebug EIO on reads of sector 4096
 #   fs    64 MiB, ext4 made by the guest
 # While the guest runs, a QMP helper resizes "data" when the guest asks.
@@ -78,7 +82,7 @@ drive "file=$img/data.img,if=none,id=data,format=raw,discard=unmap,cache=writeba
 dev "virtio-blk-pci,drive=data,serial=rvt-data,num-queues=2"
 drive "file=$img/ro.img,if=none,id=ro,format=raw,readonly=on"
 dev "virtio-blk-pci,drive=ro,serial=rvt-ro"
-drive "file=$img/small.img,if=none,id=small,format=raw"
+drive "file=$img/small.img,if=none,id=small,format=raw,throttling.iops-total=${VIRTIO_SMALL_IOPS:-200}"
 dev "virtio-blk-pci,drive=small,serial=rvt-small,queue-size=8,indirect_desc=off"
 drive "file=blkdebug:$img/blkdebug.conf:$img/err.img,if=none,id=err,format=raw,werror=report,rerror=report"
 dev "virtio-blk-pci,drive=err,serial=rvt-err"
