@@ -14,11 +14,6 @@ export OUT_DIR=${OUT_DIR:-$REPO/out}
 mkdir -p "$OUT_DIR"
 
 passed=0 failed=0 skipped=0
-# failure_lines: each `not ok` line of a KTAP stream and the (at most 10)
-# diagnostic `#` lines that follow it.
-failure_lines() {
-    awk '/^(# *)?not ok / { print; n = 10; next } n > 0 && /^ *#/ { print; n--; next } { n = 0 }'
-}
 count() { # count FILE: tally KTAP lines
     local p f s
     p=$(grep -cE '^ok [0-9]+ ' "$1" | head -1); s=$(grep -cE '^ok [0-9]+ .*# SKIP' "$1" | head -1)
@@ -89,7 +84,7 @@ if [[ $failed != 0 ]]; then
     # where a truncated log still shows them.
     echo "failures:"
     for s in "${suites[@]}"; do
-        failure_lines < "$OUT_DIR/$s.result" 2>/dev/null | sed "s/^/  [$s] /"
+        scripts/failure-lines.sh < "$OUT_DIR/$s.result" 2>/dev/null | sed "s/^/  [$s] /"
     done
 fi
 echo "${passed} passed, ${failed} failed, ${skipped} skipped"
