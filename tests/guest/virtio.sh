@@ -311,11 +311,17 @@ if insmod "$KO"; then
     # completion the device will never send would restart it; remove must
     # restart it itself or del_gendisk waits forever. (16 I/Os on 4 tags,
     # 2 requests fit the 8-entry ring, the host throttles: stopped at once.)
+    # fio takes tens of seconds to start on the debug kernel under TCG:
+    # wait up to 120 s for requests in flight, then up to 10 s more for the
+    # stopped queue (a diagnostic: the break must work in either state).
     hstate=/sys/kernel/debug/block/$SMALL/hctx0/state
-    for i in $(seq 1 300); do
+    t0=$SECONDS
+    for ((i = 0; i < 1200; i++)); do [[ $(inflight) -gt 0 ]] && break; sleep 0.1; done
+    for ((i = 0; i < 100; i++)); do
         st=$(cat $hstate)
         [[ $(inflight) -gt 0 && $st == *STOPPED* ]] && break; sleep 0.1
     done
+    diag "fio had $(inflight) requests in flight after $((SECONDS - t0)) s"
     echo 1 > $DBG/$SMALL/break_device
     # (what the queue was just before the break: it restarts and stops again
     # with every completion, so a later read may find it running)
