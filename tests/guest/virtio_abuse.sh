@@ -607,8 +607,8 @@ open-fio)
     # written-but-unverified blocks is a multiple of the backlog at the
     # moment it picks the next I/O; on the throttled rva-small (4 tags,
     # completions in bursts) that count jumped over every multiple of 16 in
-    # one CI run and that job verified nothing. With 1 every completed write
-    # is read back.
+    # one CI run and that job verified nothing. With 1 the condition always
+    # holds and a read-back starts as soon as a logged write has completed.
     if insmod "$KO" queue_depth=16 && find_disks; then
         writes() { awk '{s += $5} END {print s}' /sys/block/${DISK[rva-mq]}/stat /sys/block/${DISK[rva-small]}/stat; }
         w0=$(writes)
