@@ -159,6 +159,15 @@ print(v)" "$1"
 # sysblk DEV ATTR: a /sys/block attribute.
 sysblk() { cat "/sys/block/$1/$2"; }
 
+# disk_by_serial SERIAL: the rvirtio_blk disk (rvd*) with that serial
+disk_by_serial() {
+    local d
+    for d in /sys/block/rvd*; do
+        [[ -e $d/serial && $(cat "$d/serial") == "$1" ]] && { basename "$d"; return 0; }
+    done
+    return 1
+}
+
 finish() {
     _emit "1..$_n"
     grep -q '^not ok' "$TAP" && return 1

@@ -11,14 +11,6 @@ DBG=/sys/kernel/debug/rvirtio_blk
 PATTERN_HEAD() { printf '%016x rvirtio pattern ' "$1"; }
 
 loaded() { grep -q '^rvirtio_blk ' /proc/modules; }
-# disk_by_serial SERIAL: the rvd* disk with that serial
-disk_by_serial() {
-    local d
-    for d in /sys/block/rvd*; do
-        [[ -e $d/serial && $(cat "$d/serial") == "$1" ]] && { basename "$d"; return 0; }
-    done
-    return 1
-}
 ctr() { cat "$DBG/$1/$2"; }
 # fio_verify DEV BS SIZE OFFSET [EXTRA...]: write + crc32c verify
 fio_verify() {

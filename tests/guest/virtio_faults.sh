@@ -35,13 +35,6 @@ W=6144   # blkdebug: writes covering this sector fail
 loaded() { grep -q '^rvirtio_blk ' /proc/modules; }
 # alive PID: running (not a zombie)
 alive() { [[ -e /proc/$1 ]] && ! grep -qE '^[0-9]+ \(.*\) Z' /proc/$1/stat 2>/dev/null; }
-disk_by_serial() {
-    local d
-    for d in /sys/block/rvd*; do
-        [[ -e $d/serial && $(cat "$d/serial") == "$1" ]] && { basename "$d"; return 0; }
-    done
-    return 1
-}
 ctr() { cat "$DBG/$1/$2"; }
 ndisks() { ls -d /sys/block/rvd* 2>/dev/null | wc -l; }
 # load [PARAM=VALUE...]: insmod and find the disks by serial.

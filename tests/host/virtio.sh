@@ -16,21 +16,8 @@
 # byte, and that the guest's ext4 is clean.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-out=${OUT_DIR:-out}/virtio
-rm -rf "$out"; mkdir -p "$out"
-out=$(cd "$out" && pwd)
-img=$(mktemp -d /tmp/rvirtio.XXXXXX)
-trap 'rm -rf "$img"; [[ -n ${qmp_pid:-} ]] && kill "$qmp_pid" 2>/dev/null' EXIT
-
-n=0
-hok() { n=$((n + 1)); echo "ok $n - host: $*"; }
-hnot_ok() { n=$((n + 1)); echo "not ok $n - host: $*"; }
-hcheck() { local d=$1; shift; if "$@"; then hok "$d"; else hnot_ok "$d"; fi; }
-
-KO=${MODDIR:-.}/rvirtio_blk/rvirtio_blk.ko
-if [[ ! -f $KO ]]; then
-    echo "not ok 1 - host: $KO not built (run make)"; exit 1
-fi
+. tests/host-lib.sh
+host_start virtio
 
 # The pattern: every 512-byte sector holds its sector number (16 hex digits)
 # and a fixed text, so a misplaced sector shows up.

@@ -26,21 +26,8 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 . scripts/env.sh
-out=${OUT_DIR:-out}/virtio_faults
-rm -rf "$out"; mkdir -p "$out"
-out=$(cd "$out" && pwd)
-img=$(mktemp -d /tmp/rvfaults.XXXXXX)
-trap 'rm -rf "$img"; [[ -n ${qmp_pid:-} ]] && kill "$qmp_pid" 2>/dev/null' EXIT
-
-n=0
-hok() { n=$((n + 1)); echo "ok $n - host: $*"; }
-hnot_ok() { n=$((n + 1)); echo "not ok $n - host: $*"; }
-hcheck() { local d=$1; shift; if "$@"; then hok "$d"; else hnot_ok "$d"; fi; }
-
-KO=${MODDIR:-.}/rvirtio_blk/rvirtio_blk.ko
-if [[ ! -f $KO ]]; then
-    echo "not ok 1 - host: $KO not built (run make)"; exit 1
-fi
+. tests/host-lib.sh
+host_start virtio_faults
 
 if [[ -n ${VF_HOTPLUG:-} ]]; then hotplug=$VF_HOTPLUG
 elif [[ $FLAVOUR == debug ]]; then hotplug=shpc
