@@ -294,6 +294,14 @@ if insmod "$KO"; then
     sleep 1
     SMALL=$(disk_by_serial rvt-small)
     VDEV=$(basename "$(readlink -f /sys/block/$SMALL/device)")
+    # The host brings rvt-small down to 1 IOPS: the requests in its ring
+    # then stay at the host for about a second each, so the break below
+    # finds them there (at 200 IOPS all of them could complete between the
+    # check and the break, and the cancellation would have nothing to end).
+    rm -f "$OUT/throttle.done"; touch "$OUT/throttle.req"
+    for i in $(seq 1 150); do [[ -f $OUT/throttle.done ]] && break; sleep 0.2; done
+    check "the host throttled rvt-small to 1 IOPS ($(head -c 100 "$OUT/throttle.done" 2>/dev/null))" \
+        grep -q '"return"' "$OUT/throttle.done"
     fio --name=s --allow_file_create=0 --filename=/dev/$SMALL --direct=1 --ioengine=libaio --iodepth=16 --rw=randread \
         --bs=4k --size=32M --time_based --runtime=60 >/dev/null 2>&1 &
     fpid=$!

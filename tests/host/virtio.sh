@@ -11,7 +11,8 @@
 #         completes each request before the guest sends the next)
 #   err    8 MiB, blkdebug EIO on reads of sector 4096
 #   fs    64 MiB, ext4 made by the guest
-# While the guest runs, a QMP helper resizes "data" when the guest asks.
+# While the guest runs, a QMP helper resizes "data" and throttles "small"
+# when the guest asks.
 # Afterwards the host checks what the guest wrote is in the images, byte for
 # byte, and that the guest's ext4 is clean.
 set -uo pipefail
@@ -41,23 +42,37 @@ sector = "4096"
 once = "off"
 CONF
 
-# QMP helper: resize "data" to 96 MiB when the guest drops $out/resize.req.
+# QMP helper: when the guest drops $out/NAME.req, run that request's QMP
+# command and write the reply to $out/NAME.done:
+#   resize    block_resize "data" to 96 MiB (a config change interrupt)
+#   throttle  rvt-small down to 1 IOPS (block_set_io_throttle), so that the
+#             requests in its ring stay there while the guest breaks the
+#             device (at 200 IOPS they could all complete in between)
 python3 - "$out/qmp.sock" "$out" <<'PY' &
 import json, os, socket, sys, time
 sock, out = sys.argv[1], sys.argv[2]
+limits = {k: 0 for k in ("bps", "bps_rd", "bps_wr", "iops_rd", "iops_wr")}
+requests = {
+    "resize": {"execute": "block_resize", "arguments": {"device": "data", "size": 96 << 20}},
+    "throttle": {"execute": "block_set_io_throttle",
+                 "arguments": dict(limits, device="small", iops=1)},
+}
 deadline = time.time() + 1200
 while time.time() < deadline:
-    if os.path.exists(os.path.join(out, "resize.req")):
+    for name, cmd in requests.items():
+        req = os.path.join(out, name + ".req")
+        if not os.path.exists(req):
+            continue
         s = socket.socket(socket.AF_UNIX); s.connect(sock); f = s.makefile("rw")
         f.readline()
-        for cmd in ({"execute": "qmp_capabilities"},
-                    {"execute": "block_resize", "arguments": {"device": "data", "size": 96 << 20}}):
-            f.write(json.dumps(cmd) + "\n"); f.flush()
+        for c in ({"execute": "qmp_capabilities"}, cmd):
+            f.write(json.dumps(c) + "\n"); f.flush()
             while True:
                 r = json.loads(f.readline())
                 if "return" in r or "error" in r: break
-        open(os.path.join(out, "resize.done"), "w").write(json.dumps(r))
-        os.remove(os.path.join(out, "resize.req"))
+        s.close()
+        open(os.path.join(out, name + ".done"), "w").write(json.dumps(r))
+        os.remove(req)
     time.sleep(0.2)
 PY
 qmp_pid=$!
