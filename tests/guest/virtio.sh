@@ -299,7 +299,9 @@ if insmod "$KO"; then
     # finds them there (at 200 IOPS all of them could complete between the
     # check and the break, and the cancellation would have nothing to end).
     rm -f "$OUT/throttle.done"; touch "$OUT/throttle.req"
-    for i in $(seq 1 150); do [[ -f $OUT/throttle.done ]] && break; sleep 0.2; done
+    # (deadlines in seconds, not loop counts: a fork takes a second on the
+    # debug guest)
+    for ((t = SECONDS + 60; SECONDS < t; )); do [[ -f $OUT/throttle.done ]] && break; sleep 0.2; done
     check "the host throttled rvt-small to 1 IOPS ($(head -c 100 "$OUT/throttle.done" 2>/dev/null))" \
         grep -q '"return"' "$OUT/throttle.done"
     fio --name=s --allow_file_create=0 --filename=/dev/$SMALL --direct=1 --ioengine=libaio --iodepth=16 --rw=randread \
@@ -316,8 +318,8 @@ if insmod "$KO"; then
     # stopped queue (a diagnostic: the break must work in either state).
     hstate=/sys/kernel/debug/block/$SMALL/hctx0/state
     t0=$SECONDS
-    for ((i = 0; i < 1200; i++)); do [[ $(inflight) -gt 0 ]] && break; sleep 0.1; done
-    for ((i = 0; i < 100; i++)); do
+    for ((t = SECONDS + 120; SECONDS < t; )); do [[ $(inflight) -gt 0 ]] && break; sleep 0.1; done
+    for ((t = SECONDS + 10; SECONDS < t; )); do
         st=$(cat $hstate)
         [[ $(inflight) -gt 0 && $st == *STOPPED* ]] && break; sleep 0.1
     done
