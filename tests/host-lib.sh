@@ -8,6 +8,8 @@
 #                      KO:  the module to test; exits with a failed check
 #                           if it is not built
 #   hok / hnot_ok / hcheck DESC CMD...   numbered host KTAP lines
+#   drive SPEC / dev SPEC   a QEMU -drive / -device, collected in q for
+#                           scripts/vm.sh
 host_start() {
     out=${OUT_DIR:-out}/$1
     rm -rf "$out"; mkdir -p "$out"
@@ -24,3 +26,7 @@ n=0
 hok() { n=$((n + 1)); echo "ok $n - host: $*"; }
 hnot_ok() { n=$((n + 1)); echo "not ok $n - host: $*"; }
 hcheck() { local d=$1; shift; if "$@"; then hok "$d"; else hnot_ok "$d"; fi; }
+
+q=()
+drive() { q+=(--qemu -drive --qemu "$1"); }
+dev() { q+=(--qemu -device --qemu "$1"); }

@@ -79,9 +79,6 @@ while os.getppid() == parent:
 PY
 qmp_pid=$!
 
-q=()
-drive() { q+=(--qemu -drive --qemu "$1"); }
-dev() { q+=(--qemu -device --qemu "$1"); }
 drive "file=$img/data.img,if=none,id=data,format=raw,discard=unmap,cache=writeback"
 dev "virtio-blk-pci,drive=data,serial=rvt-data,num-queues=2"
 drive "file=$img/ro.img,if=none,id=ro,format=raw,readonly=on"

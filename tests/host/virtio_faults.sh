@@ -153,9 +153,6 @@ while time.time() < deadline:
 PY
 qmp_pid=$!
 
-q=()
-drive() { q+=(--qemu -drive --qemu "$1"); }
-dev() { q+=(--qemu -device --qemu "$1"); }
 drive "file=blkdebug:$img/blkdebug.conf:$img/err.img,if=none,id=err,format=raw,werror=report,rerror=report"
 dev "virtio-blk-pci,drive=err,serial=rvf-err"
 drive "file=$img/tiny.img,if=none,id=tiny,format=raw"
