@@ -48,8 +48,9 @@ CONF
 #   throttle  rvt-small down to 1 IOPS (block_set_io_throttle), so that the
 #             requests in its ring stay there while the guest breaks the
 #             device (at 200 IOPS they could all complete in between)
-python3 - "$out/qmp.sock" "$out" <<'PY' &
-import json, os, socket, sys, time
+PYTHONPATH=tests python3 - "$out/qmp.sock" "$out" <<'PY' &
+import os, sys, time
+from qmp import Qmp, done
 sock, out = sys.argv[1], sys.argv[2]
 limits = {k: 0 for k in ("bps", "bps_rd", "bps_wr", "iops_rd", "iops_wr")}
 requests = {
@@ -65,16 +66,16 @@ while os.getppid() == parent:
         req = os.path.join(out, name + ".req")
         if not os.path.exists(req):
             continue
-        s = socket.socket(socket.AF_UNIX); s.connect(sock); f = s.makefile("rw")
-        f.readline()
-        for c in ({"execute": "qmp_capabilities"}, cmd):
-            f.write(json.dumps(c) + "\n"); f.flush()
-            while True:
-                r = json.loads(f.readline())
-                if "return" in r or "error" in r: break
-        s.close()
-        open(os.path.join(out, name + ".done"), "w").write(json.dumps(r))
         os.remove(req)
+        q = None
+        try:
+            q = Qmp(sock)
+            r = q.cmd(cmd)
+        except Exception as e:  # report, never die: the guest waits for an answer
+            r = {"error": repr(e)}
+        finally:
+            if q: q.close()
+        done(out, name + ".done", r)
     time.sleep(0.2)
 PY
 qmp_pid=$!

@@ -65,54 +65,10 @@ iotype = "write"
 CONF
 
 # QMP helper. One connection per request (the socket serves one client).
-python3 - "$out/qmp.sock" "$out" <<'PY' &
-import json, os, select, socket, sys, time
+PYTHONPATH=tests python3 - "$out/qmp.sock" "$out" <<'PY' &
+import os, sys, time
+from qmp import Qmp, done
 sock, out = sys.argv[1], sys.argv[2]
-
-class Qmp:
-    """One QMP connection; lines read with recv() (no makefile(), whose
-    buffer breaks after a timeout and which would keep the socket open:
-    QEMU serves one client, so a connection left open fails the next)."""
-    def __init__(self):
-        self.s = socket.socket(socket.AF_UNIX)
-        self.s.connect(sock)
-        self.buf = b""
-        self.events = []
-        self.line(30)  # greeting
-        self.cmd({"execute": "qmp_capabilities"})
-
-    def line(self, timeout):
-        end = time.time() + timeout
-        while b"\n" not in self.buf:
-            left = end - time.time()
-            if left <= 0 or not select.select([self.s], [], [], left)[0]:
-                return None
-            data = self.s.recv(65536)
-            if not data:
-                raise EOFError("QMP connection closed")
-            self.buf += data
-        l, self.buf = self.buf.split(b"\n", 1)
-        return json.loads(l)
-
-    def cmd(self, c):
-        self.s.sendall(json.dumps(c).encode() + b"\n")
-        while True:
-            r = self.line(60)
-            if r is None:
-                raise TimeoutError("no answer to %s" % c["execute"])
-            if "event" in r:
-                self.events.append(r)
-            elif "return" in r or "error" in r:
-                return r
-
-    def close(self):
-        self.s.close()
-
-def done(name, obj):
-    tmp = os.path.join(out, name + ".tmp")
-    with open(tmp, "w") as f:
-        json.dump(obj, f)
-    os.rename(tmp, os.path.join(out, name))
 
 def deleted(events):
     return any(e["event"] == "DEVICE_DELETED" and e.get("data", {}).get("device") == "hotdev"
@@ -127,10 +83,10 @@ while time.time() < deadline:
         os.remove(p)
         q = None
         try:
-            q = Qmp()
+            q = Qmp(sock)
             if req == "stats":
                 r = q.cmd({"execute": "query-blockstats"})
-                done("stats.json", {d["device"]: d["stats"] for d in r.get("return", [])})
+                done(out, "stats.json", {d["device"]: d["stats"] for d in r.get("return", [])})
             else:
                 t0 = time.time()
                 r = q.cmd({"execute": "device_del", "arguments": {"id": "hotdev"}})
@@ -144,9 +100,9 @@ while time.time() < deadline:
                 res["seconds"] = round(time.time() - t0, 2)
                 res["events"] = [e["event"] + ":" + e.get("data", {}).get("device", e.get("data", {}).get("path", ""))
                                  for e in q.events]
-                done("unplug.done", res)
+                done(out, "unplug.done", res)
         except Exception as e:  # report, never die: the guest waits for an answer
-            done(req + ".error", {"error": repr(e)})
+            done(out, req + ".error", {"error": repr(e)})
         finally:
             if q: q.close()
     time.sleep(0.2)
