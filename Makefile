@@ -8,11 +8,13 @@
 #   make kernel     build (or reuse) the cached test kernel
 #   make setup      install the host packages and bindgen
 #
-# KDIR defaults to the cached test kernel; any Rust-enabled 6.12 build with
-# kernel/patches applied works.
+# KDIR defaults to the cached test kernel; any Rust-enabled 7.3 build with
+# kernel/patches applied works (built with the same LLVM and rustc).
 
 KDIR ?= $(shell scripts/kernel.sh kdir 2>/dev/null)
-KMAKE_ARGS := LLVM=1 RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc \
+LLVM ?= -19
+export LIBCLANG_PATH ?= /usr/lib/llvm$(LLVM)/lib
+KMAKE_ARGS := LLVM=$(LLVM) RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc \
 	HOSTRUSTC=/usr/bin/rustc BINDGEN=$(HOME)/.cargo/bin/bindgen \
 	CONFIG_BLK_DEV_RNULL_SPLIT=m CONFIG_BLK_DEV_RVIRTIO=m
 KMAKE := $(MAKE) -C $(KDIR) M=$(CURDIR) $(KMAKE_ARGS)

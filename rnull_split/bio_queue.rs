@@ -35,7 +35,7 @@ use kernel::{
 };
 
 /// `PAGE_SIZE`.
-const PAGE_SIZE: u32 = kernel::bindings::PAGE_SIZE as u32;
+const PAGE_SIZE: u32 = kernel::page::PAGE_SIZE as u32;
 
 /// Bios the driver's bio set can lend at once without waiting.
 const BIOSET_POOL: u32 = 64;
@@ -79,42 +79,6 @@ impl BioQueue {
         };
         bio.end(status);
     }
-
-    /// Split off the first `sectors` of `bio` as a pre-2015 deep clone.
-    ///
-    /// Like `bio_clone_bioset()` then, the copy has one bvec per page
-    /// segment (`bio_for_each_segment`). Bios of more than 256 pages did not
-    /// exist then; for those the multi-page bvecs are copied instead (the
-    /// parent's table holds at most 256), so the clone still covers all of
-    /// the parent's remaining data.
-    fn deep_split(&self, bio: &mut OwnedBio, sectors: u32) -> Result<OwnedBio> {
-        let max = kernel::bindings::BIO_MAX_VECS as usize;
-        let pages = bio.page_segment_count();
-        let single_page = pages <= max;
-        let nr_vecs = if single_page {
-            pages
-        } else {
-            bio.segments().count()
-        };
-        let mut clone = self
-            .bioset
-            .alloc_like(bio, u16::try_from(nr_vecs).map_err(|_| EINVAL)?)?;
-        clone.set_sector(bio.sector());
-        if single_page {
-            for seg in bio.page_segments() {
-                clone.add_segment(seg)?;
-            }
-        } else {
-            for seg in bio.segments() {
-                clone.add_segment(seg)?;
-            }
-        }
-        let bytes = sectors << kernel::bindings::SECTOR_SHIFT;
-        clone.truncate(bytes)?;
-        bio.advance(bytes)?;
-        clone.chain_to(bio);
-        Ok(clone)
-    }
 }
 
 /// The bio-based operations of a [`crate::device::NullDevice`].
@@ -147,7 +111,7 @@ impl BioOperations for NullBio {
         };
         let piece = match queue.split_clone {
             SplitClone::Fast => bio.split(sectors, &queue.bioset),
-            SplitClone::Deep => queue.deep_split(&mut bio, sectors),
+            SplitClone::Deep => bio.split_deep(sectors, &queue.bioset),
         };
         match piece {
             Ok(piece) => {

@@ -1,25 +1,53 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Module parameters, named and defaulted as C null_blk's, and their
-//! validation into a [`DeviceConfig`].
+//! Module parameters (declared in the crate root's `module!`, named and
+//! defaulted as C null_blk's) and their validation into a [`DeviceConfig`].
 
-use crate::params::{self, DeviceConfig, RawParams};
-use kernel::{c_str, prelude::*};
+use crate::{
+    module_parameters as p,
+    params::{self, DeviceConfig, ParamError, RawParams},
+};
+use kernel::{module_param::ModuleParam, prelude::*, str::BStr};
 
-kernel::module_params! {
-    module: "rnull_split",
-    gb: i32 = 250, "Size in GB";
-    bs: i32 = 512, "Block size (in bytes)";
-    nr_devices: u32 = 1, "Number of devices to register";
-    submit_queues: i32 = 1, "Number of submission queues";
-    hw_queue_depth: i32 = 64, "Queue depth for each hardware queue. Default: 64";
-    max_sectors: i32 = 0, "Maximum size of a command (in 512B sectors)";
-    queue_mode: i32 = 2, "Block interface to use (0=bio,2=multiqueue)";
-    irqmode: i32 = 1, "IRQ completion handler. 0-none, 1-softirq, 2-timer";
-    completion_nsec: u64 = 10_000, "Time in ns to complete a request in hardware. Default: 10,000ns";
-    memory_backed: bool = false, "Create a memory-backed block device. Default: false";
-    discard: bool = false, "Support discard operations (requires memory-backed device). Default: false";
-    split_clone: charp = c_str!("fast"), "How bio mode makes split pieces: fast (bio_split) or deep (pre-2015 clone). Default: fast";
+/// The text of the `split_clone` parameter, kept as given.
+///
+/// It is checked with the other parameters in [`from_module_params`], so a
+/// bad value gets the same message as a bad number. C's `charp` keeps any
+/// length; 15 bytes hold every valid value, a longer one is refused here.
+#[derive(Clone, Copy)]
+pub(crate) struct SplitCloneArg {
+    len: usize,
+    buf: [u8; 15],
+}
+
+impl SplitCloneArg {
+    /// The default, `fast`.
+    pub(crate) const FAST: Self = Self::new(b"fast");
+
+    const fn new(s: &[u8]) -> Self {
+        let mut buf = [0u8; 15];
+        let mut i = 0;
+        while i < s.len() && i < buf.len() {
+            buf[i] = s[i];
+            i += 1;
+        }
+        Self { len: i, buf }
+    }
+
+    fn as_bytes(&self) -> &[u8] {
+        &self.buf[..self.len]
+    }
+}
+
+impl ModuleParam for SplitCloneArg {
+    fn try_from_param_arg(arg: &BStr) -> Result<Self> {
+        let arg: &[u8] = arg;
+        if arg.len() > 15 {
+            pr_err!("invalid split_clone: must be fast or deep\n");
+            return Err(EINVAL);
+        }
+        Ok(Self::new(arg))
+    }
 }
 
 /// Read and validate the module parameters.
@@ -27,21 +55,22 @@ kernel::module_params! {
 /// Returns the configuration of every load-time device and their number, or
 /// `EINVAL` after logging which parameter is wrong and what it accepts.
 pub(crate) fn from_module_params() -> Result<(DeviceConfig, u32)> {
+    let split_clone = p::split_clone.value();
     let raw = RawParams {
-        gb: gb.get(),
-        bs: bs.get(),
-        nr_devices: nr_devices.get(),
-        submit_queues: submit_queues.get(),
-        hw_queue_depth: hw_queue_depth.get(),
-        max_sectors: max_sectors.get(),
-        queue_mode: queue_mode.get(),
-        irqmode: irqmode.get(),
-        completion_nsec: completion_nsec.get(),
-        memory_backed: memory_backed.get(),
-        discard: discard.get(),
-        split_clone: split_clone.get_str().as_bytes(),
+        gb: p::gb.value(),
+        bs: p::bs.value(),
+        nr_devices: p::nr_devices.value(),
+        submit_queues: p::submit_queues.value(),
+        hw_queue_depth: p::hw_queue_depth.value(),
+        max_sectors: p::max_sectors.value(),
+        queue_mode: p::queue_mode.value(),
+        irqmode: p::irqmode.value(),
+        completion_nsec: p::completion_nsec.value(),
+        memory_backed: p::memory_backed.value(),
+        discard: p::discard.value(),
+        split_clone: split_clone.as_bytes(),
     };
-    let (config, n) = raw.validate(crate::device::nr_cpu_ids()).map_err(|e| {
+    let (config, n) = raw.validate(kernel::cpu::nr_cpu_ids()).map_err(|e| {
         pr_err!("{}\n", e);
         EINVAL
     })?;
@@ -61,4 +90,10 @@ pub(crate) fn not_yet(config: &DeviceConfig) -> Result {
     };
     pr_err!("{} is not supported yet\n", what);
     Err(EINVAL)
+}
+
+impl kernel::fmt::Display for ParamError {
+    fn fmt(&self, f: &mut kernel::fmt::Formatter<'_>) -> kernel::fmt::Result {
+        core::fmt::Display::fmt(self, f)
+    }
 }

@@ -15,20 +15,15 @@ use kernel::{
     block::mq::{
         self,
         gen_disk::{BioDisk, GenDisk, GenDiskBuilder},
-        Operations, TagSet,
+        Operations, Refused, TagSet, TagSetFlags,
     },
     prelude::*,
     str::CString,
-    sync::Arc,
-    types::ARef,
+    sync::{aref::ARef, Arc},
 };
 
-/// The number of possible CPUs (`nr_cpu_ids`), the most hardware queues
-/// blk-mq will use.
-pub(crate) fn nr_cpu_ids() -> u32 {
-    // SAFETY: `nr_cpu_ids` is set during early boot and only read afterwards.
-    unsafe { kernel::bindings::nr_cpu_ids }
-}
+/// The number of possible CPUs, the most hardware queues blk-mq will use.
+pub(crate) use kernel::cpu::nr_cpu_ids;
 
 /// A disk of either kind.
 enum Disk {
@@ -48,7 +43,11 @@ impl NullDevice {
     /// Create disk `name` (e.g. `rnullb0`, or a configfs directory's name)
     /// with `config` and add it to the system. Dropping the device removes
     /// the disk.
-    pub(crate) fn new(name: core::fmt::Arguments<'_>, config: &DeviceConfig) -> Result<Self> {
+    pub(crate) fn new(
+        name: core::fmt::Arguments<'_>,
+        config: &DeviceConfig,
+        debugfs: &debugfs::Root,
+    ) -> Result<Self> {
         let name = CString::try_from_fmt(name)?;
         let stats = Arc::new(Stats::default(), GFP_KERNEL)?;
         let store = if config.memory_backed {
@@ -62,14 +61,21 @@ impl NullDevice {
             .physical_block_size(config.block_size)?
             .max_sectors(config.max_sectors)
             // Opening a disk pins the module: rmmod fails with EBUSY.
-            .owner(&crate::THIS_MODULE)
+            .owner(&<crate::RnullSplit as kernel::ModuleMetadata>::THIS_MODULE)
             // C null_blk's discard limit (`UINT_MAX >> 9`).
-            .max_discard_sectors(if config.discard { u32::MAX >> 9 } else { 0 })
+            .max_hw_discard_sectors(if config.discard { u32::MAX >> 9 } else { 0 })
             .rotational(false);
         let disk = match config.queue_mode {
             QueueMode::Mq => {
+                // Like C null_blk: a memory-backed device allocates its pages
+                // in `queue_rq`, which may then sleep (`GFP_NOIO`).
+                let flags = if store.is_some() {
+                    TagSetFlags::BLOCKING
+                } else {
+                    TagSetFlags::empty()
+                };
                 let tagset = Arc::pin_init(
-                    TagSet::new(config.submit_queues, config.hw_queue_depth, 1),
+                    TagSet::new_with_flags(config.submit_queues, config.hw_queue_depth, 1, flags),
                     GFP_KERNEL,
                 )?;
                 let timer = match config.irqmode {
@@ -92,18 +98,18 @@ impl NullDevice {
                     GFP_KERNEL,
                 )?;
                 Disk::Mq {
-                    _disk: builder.build(format_args!("{}", &*name), tagset, queue_data)?,
+                    _disk: builder.build(fmt!("{}", &*name), tagset, queue_data)?,
                 }
             }
             QueueMode::Bio => {
                 let queue = Arc::pin_init(BioQueue::new(config, stats.clone(), store), GFP_KERNEL)?;
                 Disk::Bio {
-                    _disk: builder.build_bio(format_args!("{}", &*name), queue)?,
+                    _disk: builder.build_bio(fmt!("{}", &*name), queue)?,
                 }
             }
         };
         Ok(Self {
-            _debugfs: debugfs::Dir::with_stats(&name, stats.clone()),
+            _debugfs: debugfs::Dir::with_stats(debugfs, &name, stats.clone()),
             _disk: disk,
             _stats: stats,
         })
@@ -130,20 +136,28 @@ impl Operations for NullQueue {
     const QUEUE_RQS: bool = true;
 
     #[inline(always)]
-    fn queue_rq(queue_data: &QueueData, rq: ARef<mq::Request<Self>>, _is_last: bool) -> Result {
-        Stats::inc(&queue_data.stats.requests);
-        Stats::add(&queue_data.stats.bytes, rq.bytes().into());
+    fn queue_rq(
+        queue_data: &QueueData,
+        rq: ARef<mq::Request<Self>>,
+        _is_last: bool,
+    ) -> Result<(), Refused<Self>> {
         if let Some(store) = &queue_data.store {
-            // `queue_rq` must not sleep: allocate atomically. A failure ends
-            // the request with an error.
-            let status = rq
-                .bios()
-                .try_for_each(|bio| store.transfer(bio, GFP_ATOMIC));
-            if status.is_err() {
-                end_with(rq, status);
-                return Ok(());
+            // The tag set is `BLOCKING` for a memory-backed device, so this
+            // may sleep for memory. If there is none even so, the request is
+            // requeued, as C null_blk's `BLK_STS_RESOURCE`; it is served
+            // again from the start, which rewrites what was copied already.
+            let status = rq.bios().try_for_each(|bio| store.transfer(bio, GFP_NOIO));
+            match status {
+                Ok(()) => {}
+                Err(e) if e == ENOMEM => return Err(Refused::new(rq, e)),
+                Err(e) => {
+                    end_with(rq, Err(e));
+                    return Ok(());
+                }
             }
         }
+        Stats::inc(&queue_data.stats.requests);
+        Stats::add(&queue_data.stats.bytes, rq.bytes().into());
         match (&queue_data.timer, queue_data.irqmode) {
             (Some(timer), _) => timer.queue(rq),
             (None, IrqMode::Softirq) => mq::Request::complete(rq),

@@ -43,42 +43,98 @@ mod stats;
 mod store;
 mod timer;
 
+use config::SplitCloneArg;
+
 module! {
     type: RnullSplit,
     name: "rnull_split",
-    author: "rnull-split project",
+    authors: ["rnull-split project"],
     description: "Rust null block driver with fast-clone bio splitting",
     license: "GPL v2",
+    params: {
+        gb: i32 {
+            default: 250,
+            description: "Size in GB",
+        },
+        bs: i32 {
+            default: 512,
+            description: "Block size (in bytes)",
+        },
+        nr_devices: u32 {
+            default: 1,
+            description: "Number of devices to register",
+        },
+        submit_queues: i32 {
+            default: 1,
+            description: "Number of submission queues",
+        },
+        hw_queue_depth: i32 {
+            default: 64,
+            description: "Queue depth for each hardware queue. Default: 64",
+        },
+        max_sectors: i32 {
+            default: 0,
+            description: "Maximum size of a command (in 512B sectors)",
+        },
+        queue_mode: i32 {
+            default: 2,
+            description: "Block interface to use (0=bio,2=multiqueue)",
+        },
+        irqmode: i32 {
+            default: 1,
+            description: "IRQ completion handler. 0-none, 1-softirq, 2-timer",
+        },
+        completion_nsec: u64 {
+            default: 10_000,
+            description: "Time in ns to complete a request in hardware. Default: 10,000ns",
+        },
+        memory_backed: bool {
+            default: false,
+            description: "Create a memory-backed block device. Default: false",
+        },
+        discard: bool {
+            default: false,
+            description: "Support discard operations (requires memory-backed device). Default: false",
+        },
+        split_clone: SplitCloneArg {
+            default: SplitCloneArg::FAST,
+            description: "How bio mode makes split pieces: fast (bio_split) or deep (pre-2015 clone). Default: fast",
+        },
+    },
 }
 
 /// Fields drop in order: configfs (its devices are gone: each pins the
 /// module), the devices, then the debugfs directory that holds theirs.
+#[pin_data]
 struct RnullSplit {
-    _configfs: configfs::Subsystem,
+    #[pin]
+    _configfs: kernel::configfs::Subsystem<configfs::Config>,
     _devices: KVec<device::NullDevice>,
     _debugfs: debugfs::Root,
 }
 
-impl kernel::Module for RnullSplit {
-    fn init(module: &'static ThisModule) -> Result<Self> {
-        let (config, nr_devices) = config::from_module_params()?;
-        let debugfs = debugfs::Root::new(kernel::c_str!("rnull_split"));
-        let mut devices = KVec::with_capacity(nr_devices as usize, GFP_KERNEL)?;
-        for index in 0..nr_devices {
-            // On error, `devices` drops and removes the disks made so far.
-            let dev = device::NullDevice::new(format_args!("rnullb{}", index), &config)?;
-            devices.push(dev, GFP_KERNEL)?;
-        }
-        pr_info!(
-            "{} device(s) of {} sectors\n",
-            nr_devices,
-            config.capacity_sectors
-        );
-        let configfs = configfs::Subsystem::register(module, &config, nr_devices)?;
-        Ok(Self {
-            _configfs: configfs,
-            _devices: devices,
-            _debugfs: debugfs,
+impl kernel::InPlaceModule for RnullSplit {
+    fn init(_module: &'static ThisModule) -> impl PinInit<Self, Error> {
+        pin_init::pin_init_scope(|| {
+            let (config, nr_devices) = config::from_module_params()?;
+            let debugfs = debugfs::Root::new(c"rnull_split");
+            let mut devices = KVec::with_capacity(nr_devices as usize, GFP_KERNEL)?;
+            for index in 0..nr_devices {
+                // On error, `devices` drops and removes the disks made so far.
+                let dev =
+                    device::NullDevice::new(format_args!("rnullb{}", index), &config, &debugfs)?;
+                devices.push(dev, GFP_KERNEL)?;
+            }
+            pr_info!(
+                "{} device(s) of {} sectors\n",
+                nr_devices,
+                config.capacity_sectors
+            );
+            Ok(try_pin_init!(Self {
+                _configfs <- configfs::subsystem(config, nr_devices, debugfs.clone()),
+                _devices: devices,
+                _debugfs: debugfs,
+            }))
         })
     }
 }

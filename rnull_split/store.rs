@@ -11,7 +11,6 @@
 use kernel::{
     alloc::Flags,
     block::{bio::Bio, mq::Command},
-    init::zeroed,
     new_spinlock,
     prelude::*,
     rbtree::{RBTree, RBTreeNode},
@@ -96,7 +95,7 @@ impl Store {
         }
         // Allocate outside the lock; another writer may win the race, then
         // ours is dropped.
-        let page: Page = KBox::init(zeroed(), flags)?;
+        let page: Page = KBox::init(pin_init::init_zeroed(), flags)?;
         let node = RBTreeNode::new(idx, page, flags)?;
         let mut pages = self.pages.lock();
         if pages.get(&idx).is_none() {

@@ -3,11 +3,24 @@
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 RNULL_CACHE=${RNULL_CACHE:-/var/cache/rnull-split}
-KERNEL_TARBALL=${KERNEL_TARBALL:-/usr/src/linux-source-6.12.tar.xz}
+# The test kernel: Debian's linux-source-$KERNEL_SERIES from $KERNEL_SUITE,
+# fetched with a private apt list (scripts/kernel.sh), never installed. The
+# newest $KERNEL_SERIES.y the suite serves is used; the build cache is keyed
+# on the unpacked version. This is the one variable to change when Debian
+# drops the series from the suite.
+KERNEL_SERIES=${KERNEL_SERIES:-7.3}
+KERNEL_SUITE=${KERNEL_SUITE:-trixie-backports}
+# A tarball of your own (a kernel.org-style tree) instead of Debian's.
+KERNEL_TARBALL=${KERNEL_TARBALL:-}
 CARGO_HOME=${CARGO_HOME:-$HOME/.cargo}
 BINDGEN=${BINDGEN:-$CARGO_HOME/bin/bindgen}
+BINDGEN_VERSION=0.71.1
+# 7.3 needs LLVM >= 17: bookworm's clang-19 (LLVM=-19); bindgen loads the
+# same libclang.
+LLVM_SUFFIX=${LLVM_SUFFIX:--19}
+export LIBCLANG_PATH=${LIBCLANG_PATH:-/usr/lib/llvm${LLVM_SUFFIX}/lib}
 # Debian's rustc-web ships the matching rust-src; rustup's toolchain does not.
-KMAKE_ARGS=(LLVM=1 RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc
+KMAKE_ARGS=(LLVM="$LLVM_SUFFIX" RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc
             HOSTRUSTC=/usr/bin/rustc BINDGEN="$BINDGEN")
 NPROC=$(nproc)
 # Kernel flavour: "default" or "debug" (KASAN, lockdep, kmemleak...).

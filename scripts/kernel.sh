@@ -1,31 +1,80 @@
 #!/usr/bin/env bash
-# Build (or reuse) the test kernel: Debian's linux-source-6.12 + kernel/patches/*
-# + kernel/config.fragment, built out of tree (O=) into
+# Build (or reuse) the test kernel: Debian's linux-source-$KERNEL_SERIES (7.3)
+# + kernel/patches/* + kernel/config.fragment, built out of tree (O=) into
 #   $RNULL_CACHE/linux-<version>-<flavour>/build
+# The source package comes from $KERNEL_SUITE (trixie-backports) through a
+# private apt list under $RNULL_CACHE/apt: the system's apt sources are not
+# touched, and the newest $KERNEL_SERIES.y the suite serves is used.
 # The build is keyed by a content hash of (unpacked kernel version, toolchain,
 # fragment, patches); a matching stamp skips the build entirely. A changed key
 # rebuilds incrementally in the same tree (only files touched by the patches
 # are restored from the pristine copy and re-patched).
 #
-#   scripts/kernel.sh build   build if needed, print nothing else on stdout
+#   scripts/kernel.sh build   fetch and build if needed, print nothing else on stdout
 #   scripts/kernel.sh kdir    print the build directory (KDIR for modules)
 #   scripts/kernel.sh cached  exit 0 if the build for the current key exists
 set -euo pipefail
 . "$(dirname "$0")/env.sh"
 
+PRISTINE=$RNULL_CACHE/pristine-$KERNEL_SERIES
+
+# The Debian mirror the system already uses (its first non-security source).
+debian_mirror() {
+    if [[ -n ${DEBIAN_MIRROR:-} ]]; then echo "$DEBIAN_MIRROR"; return; fi
+    grep -hsE '^(URIs:|deb )' /etc/apt/sources.list.d/*.sources /etc/apt/sources.list \
+        | grep -v security | grep -oE 'https?://[^ ]+' | head -n 1
+}
+
+# Download the newest linux-source-$KERNEL_SERIES into $RNULL_CACHE/apt/debs
+# and print the path of the tarball it holds. Offline, a package fetched
+# before is reused.
+fetch_tarball() {
+    if [[ -n $KERNEL_TARBALL ]]; then echo "$KERNEL_TARBALL"; return; fi
+    local a="$RNULL_CACHE/apt" pkg="linux-source-$KERNEL_SERIES" mirror deb
+    mkdir -p "$a/lists/partial" "$a/cache/archives/partial" "$a/debs"
+    mirror=$(debian_mirror)
+    [[ -n $mirror ]] || die "no Debian mirror in /etc/apt: set DEBIAN_MIRROR"
+    echo "deb $mirror $KERNEL_SUITE main" > "$a/sources.list"
+    local opts=(-o Dir::Etc::sourcelist="$a/sources.list" -o Dir::Etc::sourceparts=-
+                -o Dir::State::Lists="$a/lists" -o Dir::Cache="$a/cache"
+                -o Debug::NoLocking=1 -o APT::Sandbox::User=root)
+    if apt-get "${opts[@]}" update -qq >&2; then
+        if ! apt-cache "${opts[@]}" show "$pkg" >/dev/null 2>&1; then
+            die "$KERNEL_SUITE no longer serves $pkg: set KERNEL_SERIES (scripts/env.sh) to a series it serves ($(apt-cache "${opts[@]}" pkgnames linux-source- | sort -V | tr '\n' ' '))"
+        fi
+        (cd "$a/debs" && apt-get "${opts[@]}" download -qq "$pkg" >&2) \
+            || log "warning: could not download $pkg; using a cached one"
+    else
+        log "warning: apt-get update for $KERNEL_SUITE failed; using a cached $pkg"
+    fi
+    deb=$(ls "$a/debs/${pkg}_"*.deb 2>/dev/null | sort -V | tail -n 1)
+    [[ -n $deb ]] || die "$pkg could not be downloaded from $KERNEL_SUITE"
+    local x="$a/x/$(basename "$deb" .deb)"
+    if [[ ! -f $x/.done ]]; then
+        rm -rf "$x"; mkdir -p "$x"
+        dpkg-deb -x "$deb" "$x" && touch "$x/.done"
+    fi
+    echo "$x/usr/src/$pkg.tar.xz"
+}
+
 pristine_dir() {
-    local d="$RNULL_CACHE/pristine"
-    local tar_id
-    tar_id=$(stat -c '%s-%Y' "$KERNEL_TARBALL")
+    local tarball=$1 d=$PRISTINE tar_id
+    tar_id=$(stat -c '%n-%s-%Y' "$tarball")
     if [[ ! -f $d/.tarball-id || $(cat "$d/.tarball-id") != "$tar_id" ]]; then
-        log "unpacking $KERNEL_TARBALL"
+        log "unpacking $tarball"
         rm -rf "$d" "$d.tmp"
         mkdir -p "$d.tmp"
-        tar -C "$d.tmp" -xf "$KERNEL_TARBALL" --strip-components=1
+        tar -C "$d.tmp" -xf "$tarball" --strip-components=1
         echo "$tar_id" > "$d.tmp/.tarball-id"
         mv "$d.tmp" "$d"
     fi
     echo "$d"
+}
+
+# The unpacked source, without fetching (for kdir/cached).
+unpacked() {
+    [[ -f $PRISTINE/.tarball-id ]] || die "no $KERNEL_SERIES source in $RNULL_CACHE: run 'make kernel'"
+    echo "$PRISTINE"
 }
 
 kernel_version() {
@@ -43,7 +92,7 @@ cache_key() {
     local kver=$1
     {
         echo "kver=$kver flavour=$FLAVOUR"
-        /usr/bin/rustc --version; "$BINDGEN" --version; clang --version | head -1
+        /usr/bin/rustc --version; "$BINDGEN" --version; "clang$LLVM_SUFFIX" --version | head -1
         cat $(fragments)
         for p in $(patches); do basename "$p"; cat "$p"; done
     } | sha256sum | cut -c1-16
@@ -51,15 +100,14 @@ cache_key() {
 
 kdir() {
     local p kver
-    [[ -f $KERNEL_TARBALL ]] || die "$KERNEL_TARBALL missing: run 'make setup'"
-    p=$(pristine_dir)
+    p=$(unpacked)
     kver=$(kernel_version "$p")
     echo "$RNULL_CACHE/linux-$kver-$FLAVOUR/build"
 }
 
 build() {
     local p kver key top src out
-    p=$(pristine_dir)
+    p=$(pristine_dir "$(fetch_tarball)")
     kver=$(kernel_version "$p")
     key=$(cache_key "$kver")
     top="$RNULL_CACHE/linux-$kver-$FLAVOUR"
@@ -141,6 +189,6 @@ case "${1:-build}" in
     cached)
         out=$(kdir)
         [[ -f $out/.rnull-stamp && -f $out/arch/x86/boot/bzImage \
-           && $(cat "$out/.rnull-stamp") == "$(cache_key "$(kernel_version "$(pristine_dir)")")" ]] ;;
+           && $(cat "$out/.rnull-stamp") == "$(cache_key "$(kernel_version "$(unpacked)")")" ]] ;;
     *) die "usage: $0 build|kdir|cached" ;;
 esac

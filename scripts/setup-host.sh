@@ -1,12 +1,17 @@
 #!/usr/bin/env bash
-# Install what building and testing need, idempotently: Debian packages and
-# bindgen-cli 0.69.5 from crates.io. A second run takes about a second.
+# Install what building and testing need, idempotently: Debian packages
+# (bookworm's clang-19/LLVM 19, rustc-web 1.96 with its rust-src, QEMU, fio,
+# the tools blktests needs) and bindgen-cli from crates.io, built against
+# libclang 19. A second run takes about a second. The kernel source itself
+# is fetched by scripts/kernel.sh.
 set -euo pipefail
 . "$(dirname "$0")/env.sh"
 
-pkgs=(linux-source-6.12 rustc-web rust-web-src clang lld llvm libclang-dev
+pkgs=(rustc-web rust-web-src rustfmt-web
+      "clang$LLVM_SUFFIX" "lld$LLVM_SUFFIX" "llvm$LLVM_SUFFIX" "libclang$LLVM_SUFFIX-dev"
       bc flex bison libelf-dev libssl-dev cpio kmod xz-utils zstd make
       qemu-system-x86 qemu-utils fio busybox-static e2fsprogs
+      gawk xfsprogs pciutils
       python3 python3-matplotlib)
 missing=()
 for p in "${pkgs[@]}"; do
@@ -33,8 +38,8 @@ if [[ ${#missing[@]} -gt 0 ]]; then
     fi
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --allow-downgrades "${args[@]}" >/dev/null
 fi
-if ! "$BINDGEN" --version 2>/dev/null | grep -q '0\.69\.5'; then
-    log "installing bindgen-cli 0.69.5"
-    cargo install --locked --quiet bindgen-cli --version 0.69.5
+if ! "$BINDGEN" --version 2>/dev/null | grep -qF "$BINDGEN_VERSION"; then
+    log "installing bindgen-cli $BINDGEN_VERSION"
+    cargo install --locked --quiet --force bindgen-cli --version "$BINDGEN_VERSION"
 fi
 log "host ready"

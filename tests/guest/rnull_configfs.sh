@@ -306,6 +306,41 @@ else
 fi
 dmesg_clean "bad values"
 
+# --- power=0 / rmdir while a process holds the disk open, then close ----------------
+# The disk's block_device_operations must outlive the device: a process that
+# holds /dev/<name> open keeps the gendisk past power=0 (or rmdir), and closing
+# it reads disk->fops (bdev_release, the final put_disk). On the 6.12 series
+# the table was freed with the device: the close below jumped through freed
+# memory (an oops; on the debug kernel a KASAN report). The configfs churn in
+# between reuses the freed memory. The file is held by a child, so an oops
+# kills only the child.
+held_close() { # held_close NAME HOW: open /dev/NAME, HOW (power0|rmdir), churn, close
+    local name=$1 how=$2 i
+    mkdir "$CFS/$name" && set_attr "$name" size 16 && set_attr "$name" power 1 || return 1
+    rm -f "/tmp/go.$name" "/tmp/held.$name"; mkfifo "/tmp/go.$name" || return 1
+    bash -c 'exec 3</dev/'"$name"'; echo held > /tmp/held.'"$name"'; read -r _ < /tmp/go.'"$name"'; exec 3<&-; echo closed > /tmp/held.'"$name" &
+    local child=$!
+    for i in $(seq 50); do [[ -s /tmp/held.$name ]] && break; sleep 0.1; done
+    case $how in
+        power0) set_attr "$name" power 0 || return 1 ;;
+        rmdir) rmdir "$CFS/$name" || return 1 ;;
+    esac
+    for i in $(seq 50); do mkdir "$CFS/churn$i" && rmdir "$CFS/churn$i" || return 1; done
+    echo go > "/tmp/go.$name"
+    wait "$child" || return 1
+    [[ $(cat "/tmp/held.$name") == closed ]] || return 1
+    [[ $how == rmdir ]] || rmdir "$CFS/$name"
+}
+if insmod "$KO" nr_devices=0; then
+    check "power=0 while /dev/held0 is open, 50 mkdir/rmdir, then close" held_close held0 power0
+    check "rmdir while /dev/held1 is open, 50 mkdir/rmdir, then close" held_close held1 rmdir
+    check "the disks are gone" bash -c '! test -e /sys/block/held0 && ! test -e /sys/block/held1'
+    check "rmmod after the last close" unload
+else
+    not_ok "insmod nr_devices=0 (held-open tests)"
+fi
+dmesg_clean "power=0 and rmdir under an open file"
+
 # --- create/remove cycles leave nothing behind ---------------------------------------
 cycles=0
 if insmod "$KO" nr_devices=0; then
