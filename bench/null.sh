@@ -1,7 +1,7 @@
 #!/bin/bash
 # Guest side of `make run` for the null drivers: the same fio jobs against
-# rnull_split, C null_blk and upstream rnull (6.12, fixed 4 KiB blocks, one
-# queue, 256 tags: the settings all three get here), loaded one at a time,
+# rnull_split, C null_blk and upstream rnull (7.3's, configfs only: 4 KiB
+# blocks, one queue, 256 tags, irqmode=0: the settings all three get here), loaded one at a time,
 # interleaved sample by sample, in one boot; then the seed comparison,
 # rnull_split in bio mode with fast vs deep split clones. One JSON object per
 # fio run is appended to $OUT/null.jsonl.
@@ -17,11 +17,18 @@ load() { # load DRIVER [EXTRA PARAMS]: insmod, print the device
     case $d in
         rnull_split) insmod "$REPO/rnull_split/rnull_split.ko" $COMMON "$@" && echo rnullb0 ;;
         null_blk) insmod "$KDIR/drivers/block/null_blk/null_blk.ko" $COMMON queue_mode=2 "$@" && echo nullb0 ;;
-        rnull) insmod "$KDIR/drivers/block/rnull_mod.ko" && echo rnullb0 ;;
+        rnull) insmod "$KDIR/drivers/block/rnull/rnull_mod.ko" || return 1
+            local c=/sys/kernel/config/rnull/rnullb0
+            mkdir "$c" && echo 4096 > "$c/blocksize" && echo 4096 > "$c/size" \
+                && echo 0 > "$c/irqmode" && echo 1 > "$c/power" && echo rnullb0 ;;
     esac
 }
 unload() {
-    case $1 in rnull) rmmod rnull_mod ;; *) rmmod "$1" ;; esac
+    case $1 in
+        rnull) echo 0 > /sys/kernel/config/rnull/rnullb0/power
+            rmdir /sys/kernel/config/rnull/rnullb0; rmmod rnull_mod ;;
+        *) rmmod "$1" ;;
+    esac
 }
 
 run() { # run LABEL DRIVER WORKLOAD SAMPLE FIO-ARGS...

@@ -243,7 +243,9 @@ pub fn validate_max_sectors(max_sectors: i64, bs: u32) -> Result<u32, ParamError
         MAX_SECTORS_CAP as i64,
         EXPECTED,
     )?;
-    if v % (bs as u64 / SECTOR_SIZE) != 0 {
+    // `bs` is a validated block size (at least one sector), so the
+    // remainder is defined; `checked_rem` says so without a panic path.
+    if v.checked_rem(bs as u64 / SECTOR_SIZE) != Some(0) {
         return Err(err("max_sectors", max_sectors, EXPECTED));
     }
     Ok(v as u32)

@@ -35,7 +35,7 @@ impl SplitCloneArg {
     }
 
     fn as_bytes(&self) -> &[u8] {
-        &self.buf[..self.len]
+        self.buf.get(..self.len).unwrap_or(&[])
     }
 }
 

@@ -12,12 +12,14 @@
 //!
 //! The model, step by step:
 //!
-//! 1. At load, [`Subsystem::register`] registers the configfs subsystem
-//!    `rnull_split`; its `make_group` callback lets `mkdir` create a
-//!    [`DeviceDir`] holding a [`DeviceConfig`] (the module parameters'
-//!    values) and no disk. Names of load-time disks (`rnullb0`, ...) are
-//!    refused with `EEXIST`. The subsystem directory's read-only `features`
-//!    lists the attribute names, as C null_blk's does.
+//! 1. The crate root embeds the [`configfs::Subsystem`] that [`subsystem`]
+//!    initialises: the directory `rnull_split`, whose data is a [`Config`]
+//!    (the module parameters' values and the number of load-time disks).
+//!    Its `make_group` ([`configfs::GroupOperations`]) lets `mkdir` create
+//!    a [`configfs::Group`] holding a [`DeviceDir`]: the parameters'
+//!    [`DeviceConfig`] and no disk. Names of load-time disks (`rnullb0`, ...)
+//!    are refused with `EEXIST`. The subsystem directory's read-only
+//!    `features` lists the attribute names, as C null_blk's does.
 //! 2. Each attribute ([`Attr`], C null_blk's names) shows its value and a
 //!    newline; a store parses the text, checks it with the validator of the
 //!    module parameter of the same meaning (`common/params.rs`) and refuses
@@ -26,81 +28,129 @@
 //! 3. `power=1` checks the whole configuration again (rules between
 //!    attributes, e.g. `max_sectors` against `blocksize`) and creates the
 //!    [`NullDevice`] named after the directory; `power=0` drops it, which
-//!    removes the disk. `rmdir` (`drop_item`) drops it too.
+//!    removes the disk. `rmdir` drops configfs's references to the
+//!    directory; the last one (or that of an attribute file still open)
+//!    frees the [`DeviceDir`], and with it the disk. (C null_blk removes the
+//!    disk in `drop_item`; `kernel::configfs` hands `drop_item` no way to
+//!    reach the child's data.)
 //! 4. Every directory holds a reference on this module (configfs takes one
-//!    for the item type's owner), so `rmmod` waits for `rmdir` of every
-//!    directory; module exit then unregisters the subsystem.
+//!    for the item type's owner, which [`configfs_attrs!`] sets to this
+//!    module), so `rmmod` waits for `rmdir` of every directory; module exit
+//!    then unregisters the subsystem.
 //!
-//! 6.12's kernel crate has no configfs abstraction, so this file is one: all
-//! calls into configfs and every `unsafe` block of the feature are here, in
-//! the `extern "C"` callbacks and the two wrapper types [`Subsystem`] and
-//! [`DeviceDir`]. The attributes themselves are safe code over a locked
-//! [`DirState`].
+//! All of configfs's C interface is behind `kernel::configfs`; this file is
+//! safe code over a locked [`DirState`].
 
 use crate::{
+    debugfs,
     device::{self, NullDevice},
     params::{self, DeviceConfig, IrqMode, ParamError, QueueMode},
 };
-use core::{
-    fmt::{self, Write},
-    pin::Pin,
-    ptr::{self, NonNull},
-    str::FromStr,
-};
+use core::str::FromStr;
 use kernel::{
-    bindings, c_str, ffi::c_char, new_mutex, page::PAGE_SIZE, prelude::*, str::CStr, sync::Mutex,
-    types::Opaque, ThisModule,
+    configfs::{self, AttributeOperations},
+    configfs_attrs,
+    fmt::{self, Write},
+    new_mutex,
+    page::PAGE_SIZE,
+    prelude::*,
+    str::{CString, Formatter},
+    sync::Mutex,
 };
 
-/// The configfs subsystem's directory name.
-const SUBSYSTEM_NAME: &CStr = c_str!("rnull_split");
-
-// --- attributes -------------------------------------------------------------
-
-/// An attribute file of a device directory. Names are C null_blk's.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Attr {
-    Size,
-    Blocksize,
-    MaxSectors,
-    QueueMode,
-    Irqmode,
-    CompletionNsec,
-    MemoryBacked,
-    Discard,
-    SubmitQueues,
-    HwQueueDepth,
-    SplitClone,
-    Power,
+/// The configfs subsystem `rnull_split`, for the crate root to embed: new
+/// directories get `defaults` and may not be named like the `nr_devices`
+/// load-time disks; their disks put their counters in `debugfs`.
+pub(crate) fn subsystem(
+    defaults: DeviceConfig,
+    nr_devices: u32,
+    debugfs: debugfs::Root,
+) -> impl PinInit<configfs::Subsystem<Config>, Error> {
+    let item_type = configfs_attrs! {
+        container: configfs::Subsystem<Config>,
+        data: Config,
+        child: DeviceDir,
+        attributes: [
+            features: 0,
+        ],
+    };
+    configfs::Subsystem::new(
+        c"rnull_split",
+        item_type,
+        try_pin_init!(Config {
+            defaults,
+            nr_devices,
+            debugfs,
+        }),
+    )
 }
 
-/// Number of attributes of a device directory.
-const NR_ATTRS: usize = 12;
+/// The data of the subsystem directory: what `mkdir` needs.
+#[pin_data]
+pub(crate) struct Config {
+    /// Configuration of a new directory: the module parameters'.
+    defaults: DeviceConfig,
+    /// Load-time disks, whose names `mkdir` refuses.
+    nr_devices: u32,
+    /// The module's debugfs directory, for the disks' directories.
+    debugfs: debugfs::Root,
+}
 
-/// Every attribute, in the order of the configfs attribute table.
-const ATTRS: [Attr; NR_ATTRS] = [
-    Attr::Size,
-    Attr::Blocksize,
-    Attr::MaxSectors,
-    Attr::QueueMode,
-    Attr::Irqmode,
-    Attr::CompletionNsec,
-    Attr::MemoryBacked,
-    Attr::Discard,
-    Attr::SubmitQueues,
-    Attr::HwQueueDepth,
-    Attr::SplitClone,
-    Attr::Power,
-];
+/// `features`: the attribute names a directory has, comma-separated, as C
+/// null_blk's `features` lists its own.
+#[vtable]
+impl AttributeOperations<0> for Config {
+    type Data = Config;
 
-/// `features` of the subsystem directory: the attribute names a directory
-/// has, comma-separated, as C null_blk's `features` lists its own.
-fn features(out: &mut impl Write) -> fmt::Result {
-    for (i, attr) in ATTRS.iter().enumerate() {
-        let sep = if i + 1 == ATTRS.len() { "\n" } else { "," };
-        write!(out, "{}{}", attr.name(), sep)?;
+    fn show(_config: &Config, page: &mut [u8; PAGE_SIZE]) -> Result<usize> {
+        let mut out = Formatter::new(page);
+        for (i, attr) in ATTRS.iter().enumerate() {
+            let sep = if i + 1 == ATTRS.len() { "\n" } else { "," };
+            write!(out, "{}{}", attr.name(), sep)?;
+        }
+        Ok(out.bytes_written())
     }
-    Ok(())
+}
+
+#[vtable]
+impl configfs::GroupOperations for Config {
+    type Child = DeviceDir;
+
+    /// `mkdir`: a directory with the module parameters' configuration and
+    /// no disk.
+    fn make_group(&self, name: &CStr) -> Result<impl PinInit<configfs::Group<DeviceDir>, Error>> {
+        if params::is_load_time_name(name.to_bytes(), self.nr_devices) {
+            pr_err!("{}: name of a load-time device\n", name);
+            return Err(EEXIST);
+        }
+        let defaults = self.defaults;
+        let debugfs = self.debugfs.clone();
+        Ok(configfs::Group::new(
+            name.try_into()?,
+            device_item_type(),
+            try_pin_init!(DeviceDir {
+                name: name.try_into()?,
+                debugfs,
+                state <- new_mutex!(DirState {
+                    config: defaults,
+                    disk: None,
+                }),
+            }),
+        ))
+    }
+}
+
+// --- one directory ------------------------------------------------------------
+
+/// One directory under `/sys/kernel/config/rnull_split/`.
+#[pin_data]
+pub(crate) struct DeviceDir {
+    /// The directory's name, which names the disk too.
+    name: CString,
+    /// Where the disk's debugfs directory goes.
+    debugfs: debugfs::Root,
+    #[pin]
+    state: Mutex<DirState>,
 }
 
 /// A device directory's configuration and, while powered, its disk.
@@ -110,25 +160,99 @@ struct DirState {
     disk: Option<NullDevice>,
 }
 
-impl Attr {
-    /// The file name.
-    fn name(self) -> &'static CStr {
-        match self {
-            Self::Size => c_str!("size"),
-            Self::Blocksize => c_str!("blocksize"),
-            Self::MaxSectors => c_str!("max_sectors"),
-            Self::QueueMode => c_str!("queue_mode"),
-            Self::Irqmode => c_str!("irqmode"),
-            Self::CompletionNsec => c_str!("completion_nsec"),
-            Self::MemoryBacked => c_str!("memory_backed"),
-            Self::Discard => c_str!("discard"),
-            Self::SubmitQueues => c_str!("submit_queues"),
-            Self::HwQueueDepth => c_str!("hw_queue_depth"),
-            Self::SplitClone => c_str!("split_clone"),
-            Self::Power => c_str!("power"),
-        }
+impl DeviceDir {
+    /// Write `attr`'s value and a newline into the page configfs reads.
+    fn show(&self, attr: Attr, page: &mut [u8; PAGE_SIZE]) -> Result<usize> {
+        let mut out = Formatter::new(page);
+        attr.show(&self.state.lock(), &mut out)?;
+        Ok(out.bytes_written())
     }
 
+    /// Store into `attr` the bytes written to its file.
+    fn store(&self, attr: Attr, bytes: &[u8]) -> Result {
+        let Ok(text) = core::str::from_utf8(bytes) else {
+            pr_err!("{}: invalid {}: not text\n", &*self.name, attr.name());
+            return Err(EINVAL);
+        };
+        attr.store(self, &mut self.state.lock(), text.trim())
+    }
+}
+
+// --- attributes -------------------------------------------------------------
+
+/// What a device directory is to configfs: its attributes and owner.
+type DeviceItemType = configfs::ItemType<configfs::Group<DeviceDir>, DeviceDir>;
+
+/// Declares the attributes of a device directory, each once: its
+/// [`AttributeOperations`] ID, file name (C null_blk's) and [`Attr`]
+/// variant. Defines [`Attr`], [`ATTRS`] (in this order, which `features`
+/// lists), [`Attr::name`], the operations of each ID and the directory's
+/// item type.
+macro_rules! device_attributes {
+    ($($id:literal $name:ident $variant:ident,)*) => {
+        /// An attribute file of a device directory.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        enum Attr {
+            $($variant,)*
+        }
+
+        /// Every attribute, in the order of the configfs attribute table.
+        const ATTRS: &[Attr] = &[$(Attr::$variant,)*];
+
+        impl Attr {
+            /// The file name.
+            fn name(self) -> &'static str {
+                match self {
+                    $(Self::$variant => stringify!($name),)*
+                }
+            }
+        }
+
+        $(
+            #[vtable]
+            impl AttributeOperations<$id> for DeviceDir {
+                type Data = DeviceDir;
+
+                fn show(dir: &DeviceDir, page: &mut [u8; PAGE_SIZE]) -> Result<usize> {
+                    dir.show(Attr::$variant, page)
+                }
+
+                fn store(dir: &DeviceDir, page: &[u8]) -> Result {
+                    dir.store(Attr::$variant, page)
+                }
+            }
+        )*
+
+        /// The item type of a device directory: its attributes, and this
+        /// module as the owner every directory pins.
+        fn device_item_type() -> &'static DeviceItemType {
+            configfs_attrs! {
+                container: configfs::Group<DeviceDir>,
+                data: DeviceDir,
+                attributes: [
+                    $($name: $id,)*
+                ],
+            }
+        }
+    };
+}
+
+device_attributes! {
+    0 size Size,
+    1 blocksize Blocksize,
+    2 max_sectors MaxSectors,
+    3 queue_mode QueueMode,
+    4 irqmode Irqmode,
+    5 completion_nsec CompletionNsec,
+    6 memory_backed MemoryBacked,
+    7 discard Discard,
+    8 submit_queues SubmitQueues,
+    9 hw_queue_depth HwQueueDepth,
+    10 split_clone SplitClone,
+    11 power Power,
+}
+
+impl Attr {
     /// Write the value and a newline.
     fn show(self, state: &DirState, out: &mut impl Write) -> fmt::Result {
         let c = &state.config;
@@ -148,16 +272,17 @@ impl Attr {
         }
     }
 
-    /// Set the attribute of directory `dir` from `text` (surrounding white
-    /// space already trimmed).
-    fn store(self, dir: &CStr, state: &mut DirState, text: &str) -> Result {
+    /// Set the attribute of `device_dir` (whose `state` is locked) from `text`
+    /// (surrounding white space already trimmed).
+    fn store(self, device_dir: &DeviceDir, state: &mut DirState, text: &str) -> Result {
         // Like C null_blk: the configuration is frozen while the disk exists.
         if self != Self::Power && state.disk.is_some() {
             return Err(EBUSY);
         }
+        let dir: &CStr = &device_dir.name;
         let c = &mut state.config;
         match self {
-            Self::Power => return power(dir, state, parse_bool(dir, self, text)?),
+            Self::Power => return power(device_dir, state, parse_bool(dir, self, text)?),
             Self::Size => {
                 c.capacity_sectors =
                     checked(dir, params::validate_size_mb(parse(dir, self, text)?))?
@@ -256,8 +381,9 @@ fn checked<T>(dir: &CStr, r: core::result::Result<T, ParamError>) -> Result<T> {
     })
 }
 
-/// `power`: create the disk (`on`, if not already there) or remove it.
-fn power(dir: &CStr, state: &mut DirState, on: bool) -> Result {
+/// `power` of `device_dir` (whose `state` is locked): create the disk (`on`,
+/// if not already there) or remove it.
+fn power(device_dir: &DeviceDir, state: &mut DirState, on: bool) -> Result {
     if !on {
         state.disk = None;
         return Ok(());
@@ -265,456 +391,13 @@ fn power(dir: &CStr, state: &mut DirState, on: bool) -> Result {
     if state.disk.is_some() {
         return Ok(());
     }
+    let dir: &CStr = &device_dir.name;
     let config = &state.config;
     checked(dir, config.validate(device::nr_cpu_ids()))?;
     crate::config::not_yet(config)?;
-    let disk = NullDevice::new(format_args!("{}", dir), config).inspect_err(|e| {
+    let disk = NullDevice::new(fmt!("{}", dir), config, &device_dir.debugfs).inspect_err(|e| {
         pr_err!("{}: cannot create the disk: {:?}\n", dir, e);
     })?;
     state.disk = Some(disk);
     Ok(())
-}
-
-/// Formats into the page configfs hands to `show`, like `sysfs_emit`.
-struct PageWriter<'a> {
-    buf: &'a mut [u8],
-    len: usize,
-}
-
-impl Write for PageWriter<'_> {
-    fn write_str(&mut self, s: &str) -> fmt::Result {
-        let end = self.len.checked_add(s.len()).ok_or(fmt::Error)?;
-        self.buf
-            .get_mut(self.len..end)
-            .ok_or(fmt::Error)?
-            .copy_from_slice(s.as_bytes());
-        self.len = end;
-        Ok(())
-    }
-}
-
-// --- one directory ------------------------------------------------------------
-
-/// One directory under `/sys/kernel/config/rnull_split/`.
-///
-/// # Invariants
-///
-/// - `group` is initialised (`config_group_init_type_name`) with the
-///   directory's name and the device item type of the [`Subsystem`] whose
-///   `make_group` made it.
-/// - A `DeviceDir` lives in a [`KBox`] that `make_group` leaks to configfs
-///   and `release` (the last `config_item_put`) frees; it does not move in
-///   between.
-#[pin_data]
-#[repr(C)]
-struct DeviceDir {
-    #[pin]
-    group: Opaque<bindings::config_group>,
-    #[pin]
-    state: Mutex<DirState>,
-}
-
-impl DeviceDir {
-    /// Allocate the directory `name` with configuration `defaults` and
-    /// return its group for configfs, which then owns it.
-    fn create(
-        name: &CStr,
-        defaults: DeviceConfig,
-        item_type: *const bindings::config_item_type,
-    ) -> Result<*mut bindings::config_group> {
-        let dir = KBox::pin_init(
-            pin_init!(Self {
-                group <- Opaque::ffi_init(|slot: *mut bindings::config_group| {
-                    // SAFETY: `slot` is valid for writes of a `config_group`;
-                    // all zeroes is its unlinked state (a static in C).
-                    unsafe { ptr::write_bytes(slot, 0, 1) };
-                    // `item_type` lives as long as the module (`Subsystem`'s invariants).
-                    // SAFETY: `slot`: zeroed, pinned `config_group`; `name`: NUL-terminated, copied.
-                    unsafe {
-                        bindings::config_group_init_type_name(slot, name.as_char_ptr(), item_type)
-                    };
-                }),
-                state <- new_mutex!(DirState {
-                    config: defaults,
-                    disk: None,
-                }),
-            }),
-            GFP_KERNEL,
-        )?;
-        // SAFETY: the allocation is handed to configfs as a raw pointer and
-        // never moved until `release` frees it in place.
-        let dir = KBox::into_raw(unsafe { Pin::into_inner_unchecked(dir) });
-        // SAFETY: `dir` is valid: it was just allocated.
-        // INVARIANT: `group` was initialised above; configfs now owns `dir`.
-        Ok(unsafe { (*dir).group.get() })
-    }
-
-    /// The directory of `item`.
-    ///
-    /// # Safety
-    ///
-    /// `item` is the `cg_item` of a [`DeviceDir`]'s group and stays valid
-    /// for `'a` (configfs holds a reference during every callback).
-    unsafe fn from_item<'a>(item: *mut bindings::config_item) -> &'a Self {
-        // SAFETY: `to_config_group()`: by the safety requirements `item` is
-        // the `cg_item` of a group.
-        let group = unsafe { kernel::container_of!(item, bindings::config_group, cg_item) };
-        // SAFETY: by the safety requirements, `group` is the `group` field
-        // of a `DeviceDir` (`Opaque` is transparent).
-        let dir = unsafe {
-            kernel::container_of!(group.cast::<Opaque<bindings::config_group>>(), Self, group)
-        };
-        // SAFETY: `dir` is valid for `'a` by the safety requirements.
-        unsafe { &*dir }
-    }
-
-    /// The directory's name, which names the disk too.
-    fn name(&self) -> &CStr {
-        // SAFETY: `group` is initialised (type invariants), so `ci_name` is the
-        // NUL-terminated name, which lives as long as the item.
-        unsafe { CStr::from_char_ptr((*self.group.get()).cg_item.ci_name) }
-    }
-
-    /// Store into `attr` the bytes written to its file.
-    fn store(&self, attr: Attr, bytes: &[u8]) -> Result {
-        let Ok(text) = core::str::from_utf8(bytes) else {
-            pr_err!("{}: invalid {}: not text\n", self.name(), attr.name());
-            return Err(EINVAL);
-        };
-        attr.store(self.name(), &mut self.state.lock(), text.trim())
-    }
-}
-
-// --- configfs callbacks ---------------------------------------------------------
-
-/// `ct_group_ops->make_group` of the subsystem: `mkdir`.
-///
-/// # Safety
-///
-/// Called by configfs with the subsystem's group (the only group with these
-/// operations) and the new directory's NUL-terminated name.
-unsafe extern "C" fn make_group(
-    group: *mut bindings::config_group,
-    name: *const c_char,
-) -> *mut bindings::config_group {
-    // SAFETY: `group` is our subsystem's group, per the safety requirements.
-    let tables = unsafe { Tables::from_group(group) };
-    // SAFETY: `name` is NUL-terminated and valid during the call.
-    let name = unsafe { CStr::from_char_ptr(name) };
-    if params::is_load_time_name(name.as_bytes(), tables.nr_devices) {
-        pr_err!("{}: name of a load-time device\n", name);
-        return EEXIST.to_ptr();
-    }
-    DeviceDir::create(name, tables.defaults, &tables.dev_type).unwrap_or_else(|e| e.to_ptr())
-}
-
-/// `ct_group_ops->drop_item` of the subsystem: `rmdir`. Removes the disk,
-/// then drops the reference `make_group` returned, like C null_blk's
-/// `nullb_group_drop_item`.
-///
-/// # Safety
-///
-/// Called by configfs with one of the subsystem's children, all made by
-/// [`make_group`].
-unsafe extern "C" fn drop_item(
-    _group: *mut bindings::config_group,
-    item: *mut bindings::config_item,
-) {
-    {
-        // SAFETY: `item` is a `DeviceDir`'s, valid during the call.
-        let dir = unsafe { DeviceDir::from_item(item) };
-        let disk = dir.state.lock().disk.take();
-        drop(disk);
-    }
-    // SAFETY: `item` holds the reference `make_group` gave configfs, which
-    // `drop_item` must put.
-    unsafe { bindings::config_item_put(item) };
-}
-
-/// `ct_item_ops->release` of a device directory: its last reference is gone.
-///
-/// # Safety
-///
-/// Called once by configfs with a `DeviceDir`'s item nobody uses any more.
-unsafe extern "C" fn release(item: *mut bindings::config_item) {
-    // SAFETY: `item` is a `DeviceDir`'s, valid during the call.
-    let dir: *const DeviceDir = unsafe { DeviceDir::from_item(item) };
-    // SAFETY: by the type invariants `dir` came from `KBox::into_raw` in
-    // `DeviceDir::create`; this is the last use.
-    drop(unsafe { KBox::from_raw(dir.cast_mut()) });
-}
-
-/// `show` of attribute `ATTRS[N]`.
-///
-/// # Safety
-///
-/// Called by configfs with a `DeviceDir`'s item and a `PAGE_SIZE` buffer.
-unsafe extern "C" fn show<const N: usize>(
-    item: *mut bindings::config_item,
-    page: *mut c_char,
-) -> isize {
-    // SAFETY: `item` is a `DeviceDir`'s, valid during the call.
-    let dir = unsafe { DeviceDir::from_item(item) };
-    // SAFETY: configfs's `fill_read_buffer` passes a page of its own,
-    // writable and not aliased during the call.
-    let buf = unsafe { core::slice::from_raw_parts_mut(page.cast::<u8>(), PAGE_SIZE) };
-    let mut out = PageWriter { buf, len: 0 };
-    match ATTRS[N].show(&dir.state.lock(), &mut out) {
-        Ok(()) => out.len as isize,
-        Err(_) => EINVAL.to_errno() as isize,
-    }
-}
-
-/// `store` of attribute `ATTRS[N]`.
-///
-/// # Safety
-///
-/// Called by configfs with a `DeviceDir`'s item and the `count` bytes that
-/// were written.
-unsafe extern "C" fn store<const N: usize>(
-    item: *mut bindings::config_item,
-    page: *const c_char,
-    count: usize,
-) -> isize {
-    // SAFETY: `item` is a `DeviceDir`'s, valid during the call.
-    let dir = unsafe { DeviceDir::from_item(item) };
-    // SAFETY: configfs's `fill_write_buffer` copied `count` bytes into `page`.
-    let bytes = unsafe { core::slice::from_raw_parts(page.cast::<u8>(), count) };
-    match dir.store(ATTRS[N], bytes) {
-        Ok(()) => count as isize,
-        Err(e) => e.to_errno() as isize,
-    }
-}
-
-type ShowFn = unsafe extern "C" fn(*mut bindings::config_item, *mut c_char) -> isize;
-type StoreFn = unsafe extern "C" fn(*mut bindings::config_item, *const c_char, usize) -> isize;
-
-macro_rules! attr_callbacks {
-    ($($n:literal)*) => { [$((show::<$n> as ShowFn, store::<$n> as StoreFn)),*] };
-}
-
-/// `show` and `store` of each attribute of [`ATTRS`] (configfs passes no
-/// attribute to them, so each is its own function).
-const CALLBACKS: [(ShowFn, StoreFn); NR_ATTRS] = attr_callbacks!(0 1 2 3 4 5 6 7 8 9 10 11);
-
-/// `show` of the subsystem's read-only `features`.
-///
-/// # Safety
-///
-/// Called by configfs with a `PAGE_SIZE` buffer.
-unsafe extern "C" fn features_show(_item: *mut bindings::config_item, page: *mut c_char) -> isize {
-    // SAFETY: configfs's `fill_read_buffer` passes a page of its own,
-    // writable and not aliased during the call.
-    let buf = unsafe { core::slice::from_raw_parts_mut(page.cast::<u8>(), PAGE_SIZE) };
-    let mut out = PageWriter { buf, len: 0 };
-    match features(&mut out) {
-        Ok(()) => out.len as isize,
-        Err(_) => EINVAL.to_errno() as isize,
-    }
-}
-
-// --- the subsystem ----------------------------------------------------------------
-
-/// The lockdep class of the subsystem's `su_mutex`, the static key
-/// `mutex_init()` defines at its call site.
-struct LockKey(Opaque<bindings::lock_class_key>);
-
-// SAFETY: lockdep does its own synchronisation on keys; Rust never touches it.
-unsafe impl Sync for LockKey {}
-
-static SU_MUTEX_KEY: LockKey = LockKey(Opaque::uninit());
-
-/// Everything configfs points into: the subsystem, the item types, their
-/// operations and attribute tables; and what `make_group` needs.
-#[repr(C)]
-struct Tables {
-    subsys: Opaque<bindings::configfs_subsystem>,
-    subsys_type: bindings::config_item_type,
-    /// `features`, and NULL: `subsys_type.ct_attrs`.
-    subsys_attr: bindings::configfs_attribute,
-    subsys_attr_ptrs: [*mut bindings::configfs_attribute; 2],
-    group_ops: bindings::configfs_group_operations,
-    dev_type: bindings::config_item_type,
-    dev_item_ops: bindings::configfs_item_operations,
-    attrs: [bindings::configfs_attribute; NR_ATTRS],
-    /// `attrs`, NULL-terminated: `dev_type.ct_attrs`.
-    attr_ptrs: [*mut bindings::configfs_attribute; NR_ATTRS + 1],
-    /// Configuration of a new directory: the module parameters'.
-    defaults: DeviceConfig,
-    /// Load-time devices, whose names `mkdir` refuses.
-    nr_devices: u32,
-}
-
-/// All-zero C structure.
-///
-/// # Safety
-///
-/// All zeroes must be a valid `T` (true of the bindgen structs used here:
-/// integers, raw pointers and `Option`s of function pointers).
-unsafe fn zeroed<T>() -> T {
-    // SAFETY: by the safety requirements.
-    unsafe { core::mem::MaybeUninit::zeroed().assume_init() }
-}
-
-impl Tables {
-    /// The tables of the subsystem whose group is `group`.
-    ///
-    /// # Safety
-    ///
-    /// `group` is the `su_group` of a registered [`Subsystem`]'s tables.
-    unsafe fn from_group<'a>(group: *mut bindings::config_group) -> &'a Self {
-        let subsys =
-            // SAFETY: `to_configfs_subsystem()`: by the safety requirements
-            // `group` is the `su_group` of a subsystem.
-            unsafe { kernel::container_of!(group, bindings::configfs_subsystem, su_group) };
-        // SAFETY: `subsys` is the `subsys` field of a `Tables` (`Opaque` is
-        // transparent).
-        let tables = unsafe {
-            kernel::container_of!(
-                subsys.cast::<Opaque<bindings::configfs_subsystem>>(),
-                Self,
-                subsys
-            )
-        };
-        // SAFETY: a registered subsystem's tables live until it is
-        // unregistered, after every callback.
-        unsafe { &*tables }
-    }
-}
-
-/// The registered configfs subsystem `rnull_split`.
-///
-/// # Invariants
-///
-/// - `tables` comes from [`KBox::into_raw`], is registered with configfs
-///   (`subsys`) and linked (every pointer inside points into itself) until
-///   [`Drop`] unregisters and frees it; it never moves.
-/// - Every directory holds a reference on the module (`ct_owner`), so none
-///   is left when the module (and this) drops.
-pub(crate) struct Subsystem {
-    tables: NonNull<Tables>,
-}
-
-// SAFETY: Rust only reads `defaults` and `nr_devices`, written before
-// registration; configfs serialises its own use of the tables.
-unsafe impl Send for Subsystem {}
-// SAFETY: as for `Send`; `&Subsystem` gives access to nothing.
-unsafe impl Sync for Subsystem {}
-
-impl Subsystem {
-    /// Register `/sys/kernel/config/rnull_split`; new directories get
-    /// `defaults` and may not be named like the `nr_devices` load-time
-    /// devices.
-    pub(crate) fn register(
-        module: &'static ThisModule,
-        defaults: &DeviceConfig,
-        nr_devices: u32,
-    ) -> Result<Self> {
-        let mut attrs: [bindings::configfs_attribute; NR_ATTRS] =
-            // SAFETY: a zeroed `configfs_attribute` is valid (see `zeroed`).
-            unsafe { zeroed() };
-        for ((attr, c), &(show, store)) in attrs.iter_mut().zip(ATTRS).zip(CALLBACKS.iter()) {
-            attr.ca_name = c.name().as_char_ptr();
-            attr.ca_owner = module.as_ptr();
-            attr.ca_mode = 0o644;
-            attr.show = Some(show);
-            attr.store = Some(store);
-        }
-        let tables = KBox::new(
-            Tables {
-                // SAFETY: zeroed is a valid, unregistered subsystem (a
-                // static in C).
-                subsys: Opaque::new(unsafe { zeroed() }),
-                // SAFETY: a zeroed `config_item_type` is valid.
-                subsys_type: unsafe { zeroed() },
-                subsys_attr: bindings::configfs_attribute {
-                    ca_name: c_str!("features").as_char_ptr(),
-                    ca_owner: module.as_ptr(),
-                    ca_mode: 0o444,
-                    show: Some(features_show),
-                    store: None,
-                },
-                subsys_attr_ptrs: [ptr::null_mut(); 2],
-                group_ops: bindings::configfs_group_operations {
-                    make_group: Some(make_group),
-                    drop_item: Some(drop_item),
-                    // SAFETY: a zeroed `configfs_group_operations` is valid.
-                    ..unsafe { zeroed() }
-                },
-                // SAFETY: a zeroed `config_item_type` is valid.
-                dev_type: unsafe { zeroed() },
-                dev_item_ops: bindings::configfs_item_operations {
-                    release: Some(release),
-                    // SAFETY: a zeroed `configfs_item_operations` is valid.
-                    ..unsafe { zeroed() }
-                },
-                attrs,
-                attr_ptrs: [ptr::null_mut(); NR_ATTRS + 1],
-                defaults: *defaults,
-                nr_devices,
-            },
-            GFP_KERNEL,
-        )?;
-        let tables = KBox::into_raw(tables);
-        // SAFETY: `tables` was just allocated and nothing else refers to it.
-        let t = unsafe { &mut *tables };
-        // Link the tables to themselves, now that they no longer move.
-        for (p, attr) in t.attr_ptrs.iter_mut().zip(t.attrs.iter_mut()) {
-            *p = attr;
-        }
-        t.dev_type.ct_owner = module.as_ptr();
-        t.dev_type.ct_item_ops = &mut t.dev_item_ops;
-        t.dev_type.ct_attrs = t.attr_ptrs.as_mut_ptr();
-        t.subsys_type.ct_owner = module.as_ptr();
-        t.subsys_type.ct_group_ops = &mut t.group_ops;
-        t.subsys_attr_ptrs[0] = &mut t.subsys_attr;
-        t.subsys_type.ct_attrs = t.subsys_attr_ptrs.as_mut_ptr();
-        let subsys = t.subsys.get();
-        // SAFETY: `subsys` is a zeroed subsystem that no longer moves;
-        // `SUBSYSTEM_NAME` is NUL-terminated and `subsys_type` lives with it.
-        unsafe {
-            bindings::config_group_init_type_name(
-                &raw mut (*subsys).su_group,
-                SUBSYSTEM_NAME.as_char_ptr(),
-                &t.subsys_type,
-            )
-        };
-        // SAFETY: `su_mutex` is zeroed and does not move; the key is static,
-        // as lockdep requires.
-        unsafe {
-            bindings::__mutex_init(
-                &raw mut (*subsys).su_mutex,
-                c_str!("rnull_split_subsys").as_char_ptr(),
-                SU_MUTEX_KEY.0.get(),
-            )
-        };
-        // SAFETY: `subsys` is initialised as configfs requires and stays
-        // valid until unregistered in `drop`.
-        let ret = unsafe { bindings::configfs_register_subsystem(subsys) };
-        if ret != 0 {
-            // SAFETY: `tables` came from `KBox::into_raw` and configfs
-            // refused it, so nothing refers to it.
-            drop(unsafe { KBox::from_raw(tables) });
-            pr_err!("cannot register configfs subsystem: {}\n", ret);
-            return Err(Error::from_errno(ret));
-        }
-        // INVARIANT: registered and linked above; `tables` is from `into_raw`.
-        Ok(Self {
-            // SAFETY: `KBox::into_raw` does not return NULL.
-            tables: unsafe { NonNull::new_unchecked(tables) },
-        })
-    }
-}
-
-impl Drop for Subsystem {
-    fn drop(&mut self) {
-        let tables = self.tables.as_ptr();
-        // SAFETY: `tables` is valid and registered (type invariants).
-        let subsys = unsafe { (*tables).subsys.get() };
-        // SAFETY: registered in `register`; no directory is left (type
-        // invariants), so configfs refers to nothing else in `tables` after.
-        unsafe { bindings::configfs_unregister_subsystem(subsys) };
-        // SAFETY: `tables` came from `KBox::into_raw` and is unused now.
-        drop(unsafe { KBox::from_raw(tables) });
-    }
 }

@@ -61,7 +61,7 @@ impl NullDevice {
             .physical_block_size(config.block_size)?
             .max_sectors(config.max_sectors)
             // Opening a disk pins the module: rmmod fails with EBUSY.
-            .owner(&<crate::RnullSplit as kernel::ModuleMetadata>::THIS_MODULE)
+            .owner(kernel::module::this_module::<crate::LocalModule>())
             // C null_blk's discard limit (`UINT_MAX >> 9`).
             .max_hw_discard_sectors(if config.discard { u32::MAX >> 9 } else { 0 })
             .rotational(false);

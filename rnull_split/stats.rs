@@ -38,14 +38,13 @@ impl Stats {
 
     /// Every counter with its debugfs file name.
     pub(crate) fn named(&self) -> [(&'static kernel::str::CStr, &AtomicU64); 6] {
-        use kernel::c_str;
         [
-            (c_str!("bios"), &self.bios),
-            (c_str!("splits"), &self.splits),
-            (c_str!("fast_clones"), &self.fast_clones),
-            (c_str!("deep_clones"), &self.deep_clones),
-            (c_str!("requests"), &self.requests),
-            (c_str!("bytes"), &self.bytes),
+            (c"bios", &self.bios),
+            (c"splits", &self.splits),
+            (c"fast_clones", &self.fast_clones),
+            (c"deep_clones", &self.deep_clones),
+            (c"requests", &self.requests),
+            (c"bytes", &self.bytes),
         ]
     }
 }
