@@ -2,14 +2,19 @@
 
 //! Thin wrappers over the blk-mq and scatterlist calls the driver needs.
 //!
-//! The 6.12 `kernel::block::mq` abstraction has no per-request driver data
-//! and no queue data, which the virtio frontend needs (the request header and
-//! the inline scatterlist live in the request), so the driver uses the C
-//! tag set directly; the raw calls are gathered here.
+//! The driver was written against 6.12, whose `kernel::block::mq`
+//! abstraction had no per-request driver data and no queue data, which the
+//! virtio frontend needs (the request header and the inline scatterlist live
+//! in the request), so it uses the C tag set directly; the raw calls are
+//! gathered here. (Moving onto 7.3's `kernel::block::mq` is a separate step.)
 
 use crate::sg_plan::{self, Op};
-use core::{ffi::c_void, ptr::NonNull};
-use kernel::{bindings, prelude::*};
+use core::{alloc::Layout, ffi::c_void, ptr::NonNull};
+use kernel::{
+    alloc::{allocator::Kmalloc, Allocator, NumaNode},
+    bindings,
+    prelude::*,
+};
 
 /// `blk_status_t`.
 pub(crate) type BlkStatus = bindings::blk_status_t;
@@ -163,7 +168,7 @@ impl Request {
         // SAFETY: live request owned by us; the special vector is ours to set.
         unsafe {
             bindings::bvec_set_virt(&raw mut (*rq).__bindgen_anon_3.special_vec, buf, len);
-            (*rq).rq_flags |= 1 << bindings::__RQF_SPECIAL_PAYLOAD;
+            (*rq).rq_flags |= 1 << bindings::rqf_flags___RQF_SPECIAL_PAYLOAD;
         }
     }
 
@@ -173,8 +178,8 @@ impl Request {
         let rq = self.as_ptr();
         // SAFETY: live request owned by us.
         unsafe {
-            if (*rq).rq_flags & (1 << bindings::__RQF_SPECIAL_PAYLOAD) != 0 {
-                (*rq).rq_flags &= !(1 << bindings::__RQF_SPECIAL_PAYLOAD);
+            if (*rq).rq_flags & (1 << bindings::rqf_flags___RQF_SPECIAL_PAYLOAD) != 0 {
+                (*rq).rq_flags &= !(1 << bindings::rqf_flags___RQF_SPECIAL_PAYLOAD);
                 bindings::kfree(bindings::bvec_virt(
                     &raw mut (*rq).__bindgen_anon_3.special_vec,
                 ));
@@ -190,7 +195,7 @@ impl Request {
     /// `sgl` is an initialised table of at least `nr_phys_segments()` entries.
     pub(crate) unsafe fn map_sg(self, sgl: *mut bindings::scatterlist) -> i32 {
         // SAFETY: per the caller.
-        unsafe { bindings::blk_rq_map_sg(self.queue(), self.as_ptr(), sgl) }
+        unsafe { bindings::blk_rq_map_sg(self.as_ptr(), sgl) }
     }
 
     /// `blk_mq_start_request()`.
@@ -377,7 +382,9 @@ pub(crate) unsafe fn cancel_all_requests(
         // (No `blk_mark_disk_dead` here as upstream later does: on 6.12 it
         // takes `open_mutex` inside the freeze, which lockdep reports as a
         // cycle with `del_gendisk`. The waiters fail in `queue_rq` instead.)
-        bindings::blk_mq_unfreeze_queue(q);
+        // `blk_freeze_queue_start` saved no memalloc flags: nothing to
+        // restore.
+        bindings::blk_mq_unfreeze_queue_nomemrestore(q);
     }
 }
 
@@ -403,8 +410,12 @@ pub(crate) fn start_stopped_hw_queues(q: *mut bindings::request_queue) {
     unsafe { bindings::blk_mq_start_stopped_hw_queues(q, true) }
 }
 
-/// `kmalloc(len, GFP_ATOMIC)`.
+/// `kmalloc(len, GFP_ATOMIC)`: null on failure; freed with `kfree`.
 pub(crate) fn kmalloc_atomic(len: usize) -> *mut c_void {
-    // SAFETY: `krealloc(NULL, ..)` is `kmalloc`.
-    unsafe { bindings::krealloc(core::ptr::null(), len, bindings::GFP_ATOMIC) }
+    // (kmalloc's natural alignment covers every payload of the driver.)
+    let Ok(layout) = Layout::from_size_align(len, 1) else {
+        return core::ptr::null_mut();
+    };
+    Kmalloc::alloc(layout, GFP_ATOMIC, NumaNode::NO_NODE)
+        .map_or(core::ptr::null_mut(), |p| p.as_ptr().cast())
 }

@@ -18,7 +18,7 @@ use core::{
     ptr,
     sync::atomic::{AtomicU32, AtomicU64, Ordering},
 };
-use kernel::{bindings, error::from_err_ptr, prelude::*, types::Opaque};
+use kernel::{bindings, error::from_err_ptr, prelude::*, static_lock_class, types::Opaque};
 
 /// `VIRTIO_RING_F_INDIRECT_DESC` (uapi virtio_ring.h, not in the bindings).
 const VIRTIO_RING_F_INDIRECT_DESC: u32 = 28;
@@ -159,7 +159,10 @@ fn virtblk_read_limits(vdev: VirtioDevice) -> sg_plan::Limits {
         }),
         max_dma_size: vdev.max_dma_size(),
     };
-    sg_plan::cap_segments(sg_plan::read_limits(&cfg), crate::seg_max.get())
+    sg_plan::cap_segments(
+        sg_plan::read_limits(&cfg),
+        crate::module_parameters::seg_max.value().get(),
+    )
 }
 
 /// Copies [`sg_plan::Limits`] into a C `struct queue_limits`.
@@ -190,7 +193,12 @@ fn init_vq(vblk: &mut VirtioBlk) -> Result {
     });
     // SAFETY: `nr_cpu_ids` is set at boot and constant afterwards.
     let ncpu = unsafe { bindings::nr_cpu_ids };
-    let n = sg_plan::num_vqs(dev_nq, crate::num_queues.get(), ncpu).map_err(|_| {
+    let n = sg_plan::num_vqs(
+        dev_nq,
+        crate::module_parameters::num_queues.value().get(),
+        ncpu,
+    )
+    .map_err(|_| {
         pr_err!("MQ advertised but zero queues reported\n");
         EINVAL
     })?;
@@ -259,10 +267,8 @@ fn virtblk_update_capacity(vblk: &VirtioBlk, resize: bool) {
 /// The disk name as a `&str`.
 fn disk_name<'a>(disk: *mut bindings::gendisk) -> &'a str {
     // SAFETY: the disk exists; its name is NUL-terminated.
-    let name = unsafe { &(*disk).disk_name };
-    // SAFETY: `c_char` and `u8` have the same layout.
-    let bytes: &[u8] =
-        unsafe { &*(name.as_slice() as *const [kernel::ffi::c_char] as *const [u8]) };
+    // (`kernel::ffi::c_char` is `u8`.)
+    let bytes: &[u8] = unsafe { &(*disk).disk_name };
     let len = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
     core::str::from_utf8(&bytes[..len]).unwrap_or("?")
 }
@@ -292,9 +298,14 @@ pub(crate) unsafe extern "C" fn virtblk_config_changed(vdev: *mut bindings::virt
     if vblk.is_null() {
         return;
     }
-    // SAFETY: `vblk` lives until remove, which flushes this work first.
+    // SAFETY: `vblk` lives until remove, which flushes this work first;
+    // `system_percpu_wq` (6.12's `system_wq`) exists from boot on.
     unsafe {
-        bindings::queue_work(bindings::system_wq, (*vblk).config_work.get());
+        bindings::queue_work_on(
+            bindings::wq_misc_consts_WORK_CPU_UNBOUND as c_int,
+            bindings::system_percpu_wq,
+            (*vblk).config_work.get(),
+        );
     }
 }
 
@@ -319,7 +330,6 @@ fn virtblk_get_id(vblk: &VirtioBlk, out: &mut [u8; sg_plan::VIRTIO_BLK_ID_BYTES 
     // SAFETY: `buf` is kmalloc'ed (DMA-able) and outlives the request.
     let mut ret = kernel::error::to_result(unsafe {
         bindings::blk_rq_map_kern(
-            q,
             rq,
             buf.as_mut_ptr().cast(),
             sg_plan::VIRTIO_BLK_ID_BYTES as u32,
@@ -333,7 +343,7 @@ fn virtblk_get_id(vblk: &VirtioBlk, out: &mut [u8; sg_plan::VIRTIO_BLK_ID_BYTES 
         let status = unsafe { ptr::read_volatile(&raw const (*vbr).status) };
         ret = match sg_plan::result(status) {
             sg_plan::Status::Ok => Ok(()),
-            sg_plan::Status::NotSupported => Err(Error::from_errno(-(bindings::EOPNOTSUPP as i32))),
+            sg_plan::Status::NotSupported => Err(EOPNOTSUPP),
             sg_plan::Status::IoErr => Err(EIO),
         };
     }
@@ -401,16 +411,27 @@ fn probe(vdev: VirtioDevice) -> Result {
 /// Probe after the state is allocated; undoes its own steps on failure.
 fn probe_setup(vdev: VirtioDevice, vblk: &mut VirtioBlk) -> Result {
     let vblk_ptr: *mut VirtioBlk = vblk;
-    // SAFETY: `config_work` is in place for the life of `vblk`.
-    unsafe { bindings::INIT_WORK(vblk.config_work.get(), Some(virtblk_config_changed_work)) };
+    // `INIT_WORK()`, with one lockdep class for every device's work, as its
+    // single call site in C `virtblk_probe` gives.
+    // SAFETY: `config_work` is in place for the life of `vblk` and not queued
+    // yet; the name and the class key are static.
+    unsafe {
+        bindings::init_work_with_key(
+            vblk.config_work.get(),
+            Some(virtblk_config_changed_work),
+            false,
+            c"(work_completion)&vblk->config_work".as_char_ptr(),
+            static_lock_class!().as_ptr(),
+        )
+    };
     vdev.set_drvdata(vblk_ptr.cast());
     init_vq(vblk)?;
 
     let limits = virtblk_read_limits(vdev);
-    let prealloc = crate::sg_prealloc.get() != 0;
+    let prealloc = crate::module_parameters::sg_prealloc.value().get() != 0;
     vblk.first_chunk = sg_plan::first_chunk_entries(prealloc, limits.max_segments);
     let depth = sg_plan::queue_depth(
-        crate::queue_depth.get(),
+        crate::module_parameters::queue_depth.value().get(),
         vblk.vqs[0].vq.num_free(),
         vdev.has_feature(VIRTIO_RING_F_INDIRECT_DESC),
     );
@@ -423,7 +444,8 @@ fn probe_setup(vdev: VirtioDevice, vblk: &mut VirtioBlk) -> Result {
         (*set).ops = &crate::VIRTIO_MQ_OPS;
         (*set).queue_depth = depth;
         (*set).numa_node = bindings::NUMA_NO_NODE;
-        (*set).flags = bindings::BLK_MQ_F_SHOULD_MERGE;
+        // (No `BLK_MQ_F_SHOULD_MERGE`: 7.3 merges by default.)
+        (*set).flags = 0;
         (*set).cmd_size = pdu as u32;
         (*set).driver_data = vblk_ptr.cast();
         (*set).nr_hw_queues = nr_hw;
@@ -453,8 +475,18 @@ fn probe_setup(vdev: VirtioDevice, vblk: &mut VirtioBlk) -> Result {
     if virtblk_get_cache_mode(vdev) != 0 {
         lim.features |= bindings::BLK_FEAT_WRITE_CACHE;
     }
-    // SAFETY: the tag set is allocated; `vblk` outlives the disk's queue.
-    let disk = from_err_ptr(unsafe { bindings::blk_mq_alloc_disk(set, &mut lim, vblk_ptr.cast()) });
+    // `blk_mq_alloc_disk()`: the queue's lockdep class is static, as the
+    // C macro's.
+    // SAFETY: the tag set is allocated; `vblk` outlives the disk's queue;
+    // the class key is static.
+    let disk = from_err_ptr(unsafe {
+        bindings::__blk_mq_alloc_disk(
+            set,
+            &mut lim,
+            vblk_ptr.cast(),
+            static_lock_class!().as_ptr(),
+        )
+    });
     let disk = match disk {
         Ok(d) => d,
         Err(e) => {
@@ -509,11 +541,8 @@ fn probe_setup(vdev: VirtioDevice, vblk: &mut VirtioBlk) -> Result {
     unsafe { vblk.debugfs.add_stats(&vblk.stats) };
     // SAFETY: as above.
     unsafe {
-        vblk.debugfs.trigger_file(
-            c"break_device".as_ptr().cast(),
-            vblk_ptr.cast(),
-            &BREAK_FOPS,
-        )
+        vblk.debugfs
+            .trigger_file(c"break_device".as_char_ptr(), vblk_ptr.cast(), &BREAK_FOPS)
     };
     for (i, q) in vblk.vqs.iter().enumerate() {
         let mut name = [0u8; 24];

@@ -452,6 +452,8 @@ pub(crate) unsafe extern "C" fn virtblk_map_queues(set: *mut bindings::blk_mq_ta
         let map = &raw mut (*set).map[bindings::hctx_type_HCTX_TYPE_DEFAULT as usize];
         (*map).nr_queues = vblk.vqs.len() as u32;
         (*map).queue_offset = 0;
-        bindings::blk_mq_virtio_map_queues(map, vblk.vdev.as_ptr(), 0);
+        // (7.3's `blk_mq_map_hw_queues` replaces `blk_mq_virtio_map_queues`;
+        // it asks the virtio bus for the vectors' affinity.)
+        bindings::blk_mq_map_hw_queues(map, vblk.vdev.device(), 0);
     }
 }

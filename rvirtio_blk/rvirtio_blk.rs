@@ -29,7 +29,7 @@
 //! unit-tested on the host.
 
 use core::sync::atomic::Ordering;
-use kernel::{bindings, prelude::*};
+use kernel::{bindings, error::to_result, module_param::ModuleParam, prelude::*, str::BStr};
 
 // Shared with the host tests, which use every item.
 #[allow(unreachable_pub, dead_code)]
@@ -46,30 +46,66 @@ mod virtio;
 module! {
     type: RVirtioBlk,
     name: "rvirtio_blk",
-    author: "rnull-split project",
+    authors: ["rnull-split project"],
     description: "Virtio block driver in Rust",
     license: "GPL",
+    params: {
+        num_queues: uint {
+            default: uint(0),
+            description: "Limit the number of request queues (0: one per virtqueue, at most one per CPU)",
+        },
+        queue_depth: uint {
+            default: uint(0),
+            description: "Tags per hardware queue (0: fill the virtqueue)",
+        },
+        sg_prealloc: uint {
+            default: uint(0),
+            description: "1: preallocate seg_max scatterlist entries per request (pre-2021 design); 0: two inline, chain beyond",
+        },
+        seg_max: uint {
+            default: uint(0),
+            description: "Cap on data segments per request (0: the device's seg_max); tests small seg_max on any device",
+        },
+    },
 }
 
-kernel::module_params! {
-    module: "rvirtio_blk",
-    num_queues: u32 = 0,
-        "Limit the number of request queues (0: one per virtqueue, at most one per CPU)";
-    queue_depth: u32 = 0, "Tags per hardware queue (0: fill the virtqueue)";
-    sg_prealloc: u32 = 0,
-        "1: preallocate seg_max scatterlist entries per request (pre-2021 design); 0: two inline, chain beyond";
-    seg_max: u32 = 0,
-        "Cap on data segments per request (0: the device's seg_max); tests small seg_max on any device";
+/// A module parameter of C type `unsigned int`, parsed as C's `param_ops_uint`
+/// does (`kstrtouint(val, 0, ..)`: decimal, `0x` hex or `0` octal, an optional
+/// `+`): not a number is `EINVAL`, a number too big for a `u32` is `ERANGE`
+/// (`module!`'s own `u32` says `EINVAL` for both). The name is the one
+/// `modinfo` shows as its type, as for C's `module_param(.., uint, ..)`.
+#[expect(non_camel_case_types)]
+#[derive(Clone, Copy)]
+pub(crate) struct uint(u32);
+
+impl uint {
+    /// The value.
+    pub(crate) fn get(self) -> u32 {
+        self.0
+    }
+}
+
+impl ModuleParam for uint {
+    fn try_from_param_arg(arg: &BStr) -> Result<Self> {
+        let mut s = KVec::with_capacity(arg.len() + 1, GFP_KERNEL)?;
+        s.extend_from_slice(arg, GFP_KERNEL)?;
+        s.push(0, GFP_KERNEL)?;
+        let mut v = 0;
+        // SAFETY: `s` is NUL-terminated and outlives the call; `v` is a
+        // valid `unsigned int` to write.
+        to_result(unsafe { bindings::kstrtouint(s.as_ptr(), 0, &mut v) })?;
+        Ok(uint(v))
+    }
 }
 
 /// The module parameters, checked: a bad value fails `insmod` with `EINVAL`
 /// and a message naming it (nothing is clamped).
 fn check_params() -> Result {
     let p = sg_plan::Params {
-        num_queues: num_queues.get(),
-        queue_depth: queue_depth.get(),
-        sg_prealloc: sg_prealloc.get(),
-        seg_max: seg_max.get(),
+        num_queues: module_parameters::num_queues.value().get(),
+        queue_depth: module_parameters::queue_depth.value().get(),
+        sg_prealloc: module_parameters::sg_prealloc.value().get(),
+        seg_max: module_parameters::seg_max.value().get(),
     };
     // SAFETY: `nr_cpu_ids` is set at boot and constant afterwards.
     let ncpu = unsafe { bindings::nr_cpu_ids };
@@ -111,7 +147,7 @@ static ID_TABLE: [bindings::virtio_device_id; 2] = [
 ];
 
 static DRIVER: virtio::VirtioDriver = virtio::VirtioDriver::new(
-    kernel::c_str!("rvirtio_blk"),
+    c"rvirtio_blk",
     &ID_TABLE,
     &FEATURES,
     virtio::DriverOps {
@@ -169,24 +205,19 @@ impl kernel::Module for RVirtioBlk {
         // SAFETY: no disk exists yet; nothing reads the ops concurrently.
         unsafe { (*VIRTBLK_FOPS.0.get()).owner = module.as_ptr() };
         // SAFETY: `__register_blkdev(0, ..)` allocates a major.
-        let major = unsafe {
-            bindings::__register_blkdev(0, kernel::c_str!("rvirtblk").as_char_ptr(), None)
-        };
+        let major = unsafe { bindings::__register_blkdev(0, c"rvirtblk".as_char_ptr(), None) };
         if major < 0 {
             return Err(Error::from_errno(major));
         }
         device::MAJOR.store(major as u32, Ordering::Relaxed);
         // SAFETY: single-threaded init, before registration.
-        unsafe {
-            DEBUGFS_ROOT =
-                stats::DebugfsDir::create(kernel::c_str!("rvirtio_blk").as_char_ptr(), None)
-        };
+        unsafe { DEBUGFS_ROOT = stats::DebugfsDir::create(c"rvirtio_blk".as_char_ptr(), None) };
         // SAFETY: registered once; unregistered in `drop`.
         if let Err(e) = unsafe { DRIVER.register(module) } {
             // SAFETY: as above.
             unsafe {
                 DEBUGFS_ROOT = stats::DebugfsDir::none();
-                bindings::unregister_blkdev(major as u32, kernel::c_str!("rvirtblk").as_char_ptr());
+                bindings::unregister_blkdev(major as u32, c"rvirtblk".as_char_ptr());
             }
             return Err(e);
         }
@@ -203,7 +234,7 @@ impl Drop for RVirtioBlk {
             DEBUGFS_ROOT = stats::DebugfsDir::none();
             bindings::unregister_blkdev(
                 device::MAJOR.load(Ordering::Relaxed),
-                kernel::c_str!("rvirtblk").as_char_ptr(),
+                c"rvirtblk".as_char_ptr(),
             );
         }
     }

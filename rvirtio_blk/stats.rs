@@ -17,7 +17,7 @@
 
 use crate::sg_plan;
 use core::sync::atomic::{AtomicU64, Ordering::Relaxed};
-use kernel::bindings;
+use kernel::{bindings, prelude::*};
 
 /// The counters of one disk.
 #[derive(Default)]
@@ -126,16 +126,16 @@ impl DebugfsDir {
     pub(crate) unsafe fn add_stats(&self, s: &Stats) {
         // SAFETY: per the caller.
         unsafe {
-            self.u64_file(c"requests".as_ptr().cast(), &s.requests);
-            self.u64_file(c"chained".as_ptr().cast(), &s.chained);
-            self.u64_file(c"sg_bytes".as_ptr().cast(), &s.sg_bytes);
-            self.u64_file(c"sg_bytes_peak".as_ptr().cast(), &s.sg_bytes_peak);
-            self.u64_file(c"pdu_bytes".as_ptr().cast(), &s.pdu_bytes);
-            self.u64_file(c"inline_sg".as_ptr().cast(), &s.inline_sg);
-            self.u64_file(c"tagset_sg_bytes".as_ptr().cast(), &s.tagset_sg_bytes);
-            self.u64_file(c"queue_depth".as_ptr().cast(), &s.queue_depth);
-            self.u64_file(c"nr_hw_queues".as_ptr().cast(), &s.nr_hw_queues);
-            self.u64_file(c"ring_full".as_ptr().cast(), &s.ring_full);
+            self.u64_file(c"requests".as_char_ptr(), &s.requests);
+            self.u64_file(c"chained".as_char_ptr(), &s.chained);
+            self.u64_file(c"sg_bytes".as_char_ptr(), &s.sg_bytes);
+            self.u64_file(c"sg_bytes_peak".as_char_ptr(), &s.sg_bytes_peak);
+            self.u64_file(c"pdu_bytes".as_char_ptr(), &s.pdu_bytes);
+            self.u64_file(c"inline_sg".as_char_ptr(), &s.inline_sg);
+            self.u64_file(c"tagset_sg_bytes".as_char_ptr(), &s.tagset_sg_bytes);
+            self.u64_file(c"queue_depth".as_char_ptr(), &s.queue_depth);
+            self.u64_file(c"nr_hw_queues".as_char_ptr(), &s.nr_hw_queues);
+            self.u64_file(c"ring_full".as_char_ptr(), &s.ring_full);
         }
     }
 }
@@ -180,7 +180,18 @@ impl DebugfsDir {
             return;
         }
         // SAFETY: `self.0` is a directory; `data` outlives the file (caller).
-        unsafe { bindings::debugfs_create_file(name, 0o200, self.0, data, fops.0.get()) };
+        // (`debugfs_create_file()` is a macro picking `_full` for a
+        // `struct file_operations`.)
+        unsafe {
+            bindings::debugfs_create_file_full(
+                name,
+                0o200,
+                self.0,
+                data,
+                core::ptr::null(),
+                fops.0.get(),
+            )
+        };
     }
 }
 

@@ -36,10 +36,10 @@ impl DevAttr {
     ) -> Self {
         // SAFETY: all-zero is a valid attribute (null name, no callbacks).
         let mut a: bindings::device_attribute = unsafe { core::mem::zeroed() };
-        a.attr.name = name.as_ptr().cast();
+        a.attr.name = kernel::str::as_char_ptr_in_const_context(name);
         a.attr.mode = mode;
-        a.show = Some(show);
-        a.store = store;
+        a.__bindgen_anon_1.show = Some(show);
+        a.__bindgen_anon_2.store = store;
         Self(UnsafeCell::new(a))
     }
 
@@ -84,10 +84,15 @@ static ATTRS: PtrTable<bindings::attribute, 3> = PtrTable(UnsafeCell::new([
 ]));
 static GROUP: AttrGroup = AttrGroup(UnsafeCell::new(bindings::attribute_group {
     name: core::ptr::null(),
-    is_visible: Some(virtblk_attrs_are_visible),
+    __bindgen_anon_1: bindings::attribute_group__bindgen_ty_1 {
+        is_visible: Some(virtblk_attrs_are_visible),
+    },
     is_bin_visible: None,
-    attrs: ATTRS.as_ptr(),
-    bin_attrs: core::ptr::null_mut(),
+    bin_size: None,
+    __bindgen_anon_2: bindings::attribute_group__bindgen_ty_2 {
+        attrs: ATTRS.as_ptr(),
+    },
+    bin_attrs: core::ptr::null(),
 }));
 
 /// The groups passed to `device_add_disk`.

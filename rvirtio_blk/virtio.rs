@@ -3,12 +3,12 @@
 //! Thin wrappers over the C virtio API: the device, its config space, its
 //! virtqueues and the driver registration.
 //!
-//! The 6.12 kernel crate has no virtio abstraction, so this module (and its
+//! The 7.3 kernel crate has no virtio abstraction, so this module (and its
 //! sibling [`crate::blk`] for blk-mq) is where the raw `bindings::` calls of
 //! the driver live. The rest of the driver uses the types below.
 
 use core::{cell::UnsafeCell, ffi::c_void, ptr::NonNull};
-use kernel::{bindings, error::to_result, prelude::*, types::Opaque};
+use kernel::{bindings, error::to_result, prelude::*, static_lock_class, types::Opaque};
 
 /// A virtio device bound to this driver.
 ///
@@ -324,8 +324,14 @@ impl Virtqueue {
     }
 }
 
-/// An interrupt-safe spinlock (`spin_lock_irqsave`), for state shared with
-/// the virtqueue interrupt callback.
+/// An interrupt-safe spinlock, for state shared with the virtqueue interrupt
+/// callback.
+///
+/// It is taken with `spin_lock_irq_disable()`, the primitive under 7.3's
+/// `SpinLockIrq`: like C's `spin_lock_irqsave()` it may be taken with
+/// interrupts on or off (the virtqueue callback runs in hard interrupt
+/// context) and restores the previous interrupt state on unlock, keeping
+/// that state in a per-CPU count instead of a `flags` variable.
 ///
 /// # Invariants
 ///
@@ -339,34 +345,49 @@ impl IrqSpinLock {
         Self(Opaque::uninit())
     }
 
-    /// `spin_lock_init()`.
+    /// `spin_lock_init()`: every queue lock shares one lockdep class, as
+    /// the single `spin_lock_init` call site of C `init_vq` gives them.
     ///
     /// # Safety
     ///
     /// Called once, before any `lock`, with `self` at its final address.
     pub(crate) unsafe fn init(&self) {
-        // SAFETY: `self.0` is valid memory for a spinlock.
-        unsafe { bindings::spin_lock_init(self.0.get()) }
+        // SAFETY: `self.0` is valid memory for a spinlock, not in use yet
+        // (caller); the name is a static string and the class key is
+        // static, as lockdep requires.
+        unsafe {
+            bindings::__spin_lock_init(
+                self.0.get(),
+                c"VirtBlkVq::lock".as_char_ptr(),
+                static_lock_class!().as_ptr(),
+            )
+        }
     }
 
-    /// `spin_lock_irqsave()`; unlocked when the guard drops.
+    /// `spin_lock_irq_disable()`; unlocked (and the interrupt state
+    /// restored) when the guard drops.
     pub(crate) fn lock(&self) -> IrqSpinLockGuard<'_> {
         // SAFETY: initialised (type invariant).
-        let flags = unsafe { bindings::spin_lock_irqsave(self.0.get()) };
-        IrqSpinLockGuard { lock: self, flags }
+        unsafe { bindings::spin_lock_irq_disable(self.0.get()) };
+        // INVARIANT: the lock is held from here until the guard drops.
+        IrqSpinLockGuard { lock: self }
     }
 }
 
 /// Holds an [`IrqSpinLock`]; restores interrupts when dropped.
+///
+/// # Invariants
+///
+/// `self.lock` is held by this guard, taken with `spin_lock_irq_disable()`.
 pub(crate) struct IrqSpinLockGuard<'a> {
     lock: &'a IrqSpinLock,
-    flags: kernel::ffi::c_ulong,
 }
 
 impl Drop for IrqSpinLockGuard<'_> {
     fn drop(&mut self) {
-        // SAFETY: the guard exists only while the lock is held with `flags`.
-        unsafe { bindings::spin_unlock_irqrestore(self.lock.0.get(), self.flags) }
+        // SAFETY: the lock is held with `spin_lock_irq_disable()` (type
+        // invariant), and released once, here.
+        unsafe { bindings::spin_unlock_irq_enable(self.lock.0.get()) }
     }
 }
 
@@ -403,7 +424,7 @@ impl VirtioDriver {
     ) -> Self {
         // SAFETY: all-zero is a valid `virtio_driver` (null pointers, no ops).
         let mut drv: bindings::virtio_driver = unsafe { core::mem::zeroed() };
-        drv.driver.name = name.as_char_ptr();
+        drv.driver.name = kernel::str::as_char_ptr_in_const_context(name);
         drv.id_table = id_table.as_ptr();
         drv.feature_table = features.as_ptr();
         drv.feature_table_size = features.len() as u32;

@@ -182,8 +182,8 @@ build() {
 case "${1:-build}" in
     build)
         mkdir -p "$RNULL_CACHE"
-        exec 9>"$RNULL_CACHE/.lock"
-        flock -n 9 || { log "another kernel build holds $RNULL_CACHE/.lock; waiting"; flock 9; }
+        exec 9>"$RNULL_CACHE/.lock-$FLAVOUR"
+        flock -n 9 || { log "another $FLAVOUR kernel build holds $RNULL_CACHE/.lock-$FLAVOUR; waiting"; flock 9; }
         build ;;
     kdir) kdir ;;
     cached)
