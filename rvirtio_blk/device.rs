@@ -161,7 +161,7 @@ fn virtblk_read_limits(vdev: VirtioDevice) -> sg_plan::Limits {
     };
     sg_plan::cap_segments(
         sg_plan::read_limits(&cfg),
-        crate::module_parameters::seg_max.value().get(),
+        crate::module_parameters::seg_max.value(),
     )
 }
 
@@ -191,11 +191,10 @@ fn init_vq(vblk: &mut VirtioBlk) -> Result {
     let dev_nq = vdev.cread_feature(bindings::VIRTIO_BLK_F_MQ, |v| {
         v.cread16(cfg_off!(num_queues))
     });
-    // SAFETY: `nr_cpu_ids` is set at boot and constant afterwards.
-    let ncpu = unsafe { bindings::nr_cpu_ids };
+    let ncpu = kernel::cpu::nr_cpu_ids();
     let n = sg_plan::num_vqs(
         dev_nq,
-        crate::module_parameters::num_queues.value().get(),
+        crate::module_parameters::num_queues.value(),
         ncpu,
     )
     .map_err(|_| {
@@ -428,10 +427,10 @@ fn probe_setup(vdev: VirtioDevice, vblk: &mut VirtioBlk) -> Result {
     init_vq(vblk)?;
 
     let limits = virtblk_read_limits(vdev);
-    let prealloc = crate::module_parameters::sg_prealloc.value().get() != 0;
+    let prealloc = crate::module_parameters::sg_prealloc.value() != 0;
     vblk.first_chunk = sg_plan::first_chunk_entries(prealloc, limits.max_segments);
     let depth = sg_plan::queue_depth(
-        crate::module_parameters::queue_depth.value().get(),
+        crate::module_parameters::queue_depth.value(),
         vblk.vqs[0].vq.num_free(),
         vdev.has_feature(VIRTIO_RING_F_INDIRECT_DESC),
     );

@@ -29,7 +29,7 @@
 //! unit-tested on the host.
 
 use core::sync::atomic::Ordering;
-use kernel::{bindings, error::to_result, module_param::ModuleParam, prelude::*, str::BStr};
+use kernel::{bindings, prelude::*};
 
 // Shared with the host tests, which use every item.
 #[allow(unreachable_pub, dead_code)]
@@ -50,65 +50,35 @@ module! {
     description: "Virtio block driver in Rust",
     license: "GPL",
     params: {
-        num_queues: uint {
-            default: uint(0),
+        num_queues: u32 {
+            default: 0,
             description: "Limit the number of request queues (0: one per virtqueue, at most one per CPU)",
         },
-        queue_depth: uint {
-            default: uint(0),
+        queue_depth: u32 {
+            default: 0,
             description: "Tags per hardware queue (0: fill the virtqueue)",
         },
-        sg_prealloc: uint {
-            default: uint(0),
+        sg_prealloc: u32 {
+            default: 0,
             description: "1: preallocate seg_max scatterlist entries per request (pre-2021 design); 0: two inline, chain beyond",
         },
-        seg_max: uint {
-            default: uint(0),
+        seg_max: u32 {
+            default: 0,
             description: "Cap on data segments per request (0: the device's seg_max); tests small seg_max on any device",
         },
     },
-}
-
-/// A module parameter of C type `unsigned int`, parsed as C's `param_ops_uint`
-/// does (`kstrtouint(val, 0, ..)`: decimal, `0x` hex or `0` octal, an optional
-/// `+`): not a number is `EINVAL`, a number too big for a `u32` is `ERANGE`
-/// (`module!`'s own `u32` says `EINVAL` for both). The name is the one
-/// `modinfo` shows as its type, as for C's `module_param(.., uint, ..)`.
-#[expect(non_camel_case_types)]
-#[derive(Clone, Copy)]
-pub(crate) struct uint(u32);
-
-impl uint {
-    /// The value.
-    pub(crate) fn get(self) -> u32 {
-        self.0
-    }
-}
-
-impl ModuleParam for uint {
-    fn try_from_param_arg(arg: &BStr) -> Result<Self> {
-        let mut s = KVec::with_capacity(arg.len() + 1, GFP_KERNEL)?;
-        s.extend_from_slice(arg, GFP_KERNEL)?;
-        s.push(0, GFP_KERNEL)?;
-        let mut v = 0;
-        // SAFETY: `s` is NUL-terminated and outlives the call; `v` is a
-        // valid `unsigned int` to write.
-        to_result(unsafe { bindings::kstrtouint(s.as_ptr(), 0, &mut v) })?;
-        Ok(uint(v))
-    }
 }
 
 /// The module parameters, checked: a bad value fails `insmod` with `EINVAL`
 /// and a message naming it (nothing is clamped).
 fn check_params() -> Result {
     let p = sg_plan::Params {
-        num_queues: module_parameters::num_queues.value().get(),
-        queue_depth: module_parameters::queue_depth.value().get(),
-        sg_prealloc: module_parameters::sg_prealloc.value().get(),
-        seg_max: module_parameters::seg_max.value().get(),
+        num_queues: module_parameters::num_queues.value(),
+        queue_depth: module_parameters::queue_depth.value(),
+        sg_prealloc: module_parameters::sg_prealloc.value(),
+        seg_max: module_parameters::seg_max.value(),
     };
-    // SAFETY: `nr_cpu_ids` is set at boot and constant afterwards.
-    let ncpu = unsafe { bindings::nr_cpu_ids };
+    let ncpu = kernel::cpu::nr_cpu_ids();
     sg_plan::check_params(&p, ncpu).map_err(|e| {
         pr_err!(
             "invalid {}={}: must be {}..={}\n",

@@ -39,6 +39,14 @@ for s in "${suites[@]}"; do
             { n++; sub(/^test /, ""); r=$NF; sub(/ \.\.\. (ok|FAILED)$/, "");
               if (r == "ok") print "ok " n " - host: " $0; else print "not ok " n " - host: " $0 }' > "$res"
         [[ $rc == 0 ]] || { grep -q '^not ok' "$res" || echo "not ok 1 - host: cargo test failed to build or run" >> "$res"; tail -n 30 "$OUT_DIR/cargo.log"; }
+        # The module sources are formatted with the kernel's rustfmt config.
+        n=$(( $(grep -cE '^(not )?ok [0-9]+ ' "$res") + 1 ))
+        if make -s fmt > "$OUT_DIR/fmt.log" 2>&1; then
+            echo "ok $n - host: rustfmt --check (the kernel's .rustfmt.toml) on rnull_split, rvirtio_blk, common" >> "$res"
+        else
+            echo "not ok $n - host: rustfmt --check (the kernel's .rustfmt.toml) on rnull_split, rvirtio_blk, common" >> "$res"
+            grep -m5 '^Diff in' "$OUT_DIR/fmt.log" | sed 's/^/#   /' >> "$res"
+        fi
     else
         tests/host/$s.sh > "$res" 2>&1
         rc=$?
