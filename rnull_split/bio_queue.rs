@@ -17,12 +17,18 @@
 //! - `deep`: as `bio_clone_bioset()` made split pieces before it: a new bio
 //!   with a bvec table sized for all of the parent's remaining segments,
 //!   every one copied, then trimmed to the piece and the parent advanced.
+//!
+//! A piece is served at once: its data moves (memory-backed devices), then
+//! it ends, inline with `irqmode=0` and `1` (as old C null_blk's bio mode
+//! did), or from a timer `completion_nsec` later with `irqmode=2`
+//! ([`BioTimers`]).
 
 use crate::{
-    params::{DeviceConfig, SplitClone},
+    params::{DeviceConfig, IrqMode, SplitClone},
     split::{page_chunks, split_point, SplitLimits, SplitPoint},
     stats::Stats,
     store::Store,
+    timer::{self, BioTimers},
 };
 use kernel::{
     alloc::flags::GFP_NOIO,
@@ -43,6 +49,9 @@ const BIOSET_POOL: u32 = 64;
 /// Queue data of a bio-based device.
 #[pin_data]
 pub(crate) struct BioQueue {
+    /// For `irqmode=2`. Dropping it waits for the bios in flight, so it goes
+    /// first: their split pieces came from `bioset`.
+    timers: Option<BioTimers>,
     #[pin]
     bioset: BioSet,
     split_clone: SplitClone,
@@ -56,16 +65,25 @@ impl BioQueue {
         config: &DeviceConfig,
         stats: Arc<Stats>,
         store: Option<Arc<Store>>,
-    ) -> impl PinInit<Self, Error> {
+    ) -> Result<impl PinInit<Self, Error>> {
         let split_clone = config.split_clone;
         let logical_block_size = config.block_size;
-        try_pin_init!(Self {
+        let timers = match config.irqmode {
+            // As many as a blk-mq device of this configuration has tags.
+            IrqMode::Timer => Some(BioTimers::new(
+                timer::delay(config.completion_nsec)?,
+                config.submit_queues as usize * config.hw_queue_depth as usize,
+            )?),
+            IrqMode::None | IrqMode::Softirq => None,
+        };
+        Ok(try_pin_init!(Self {
+            timers,
             bioset <- BioSet::new(BIOSET_POOL),
             split_clone,
             logical_block_size,
             stats,
             store,
-        })
+        }))
     }
 
     /// Serve one piece that fits the limits.
@@ -77,7 +95,10 @@ impl BioQueue {
             Some(store) => store.transfer(&bio, GFP_NOIO),
             None => Ok(()),
         };
-        bio.end(status);
+        match &self.timers {
+            Some(timers) => timers.complete_later(bio, status),
+            None => bio.end(status),
+        }
     }
 }
 

@@ -5,7 +5,7 @@
 
 use crate::{
     module_parameters as p,
-    params::{self, DeviceConfig, ParamError, RawParams},
+    params::{DeviceConfig, ParamError, RawParams},
 };
 use kernel::{module_param::ModuleParam, prelude::*, str::BStr};
 
@@ -79,17 +79,10 @@ pub(crate) fn from_module_params() -> Result<(DeviceConfig, u32)> {
 }
 
 /// Refuse, with a message, modes this build does not implement yet (also
-/// at configfs `power=1`).
-pub(crate) fn not_yet(config: &DeviceConfig) -> Result {
-    let what = if config.irqmode == params::IrqMode::Timer
-        && config.queue_mode == params::QueueMode::Bio
-    {
-        "irqmode=2 with queue_mode=0"
-    } else {
-        return Ok(());
-    };
-    pr_err!("{} is not supported yet\n", what);
-    Err(EINVAL)
+/// at configfs `power=1`). Every mode is implemented now, so nothing is
+/// refused; kept for modes still to come.
+pub(crate) fn not_yet(_config: &DeviceConfig) -> Result {
+    Ok(())
 }
 
 impl kernel::fmt::Display for ParamError {

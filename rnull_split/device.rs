@@ -9,7 +9,7 @@ use crate::{
     params::{DeviceConfig, IrqMode, QueueMode},
     stats::Stats,
     store::Store,
-    timer::TimerQueue,
+    timer::{self, RequestTimer},
 };
 use kernel::{
     block::mq::{
@@ -20,6 +20,7 @@ use kernel::{
     prelude::*,
     str::CString,
     sync::{aref::ARef, Arc},
+    time::Delta,
 };
 
 /// The number of possible CPUs, the most hardware queues blk-mq will use.
@@ -78,22 +79,12 @@ impl NullDevice {
                     TagSet::new_with_flags(config.submit_queues, config.hw_queue_depth, 1, flags),
                     GFP_KERNEL,
                 )?;
-                let timer = match config.irqmode {
-                    IrqMode::Timer => {
-                        let tags = config.submit_queues as usize * config.hw_queue_depth as usize;
-                        Some(KBox::pin_init(
-                            TimerQueue::new(config.completion_nsec, tags)?,
-                            GFP_KERNEL,
-                        )?)
-                    }
-                    _ => None,
-                };
                 let queue_data = KBox::new(
                     QueueData {
                         irqmode: config.irqmode,
+                        completion: timer::delay(config.completion_nsec)?,
                         stats: stats.clone(),
                         store,
-                        timer,
                     },
                     GFP_KERNEL,
                 )?;
@@ -102,7 +93,8 @@ impl NullDevice {
                 }
             }
             QueueMode::Bio => {
-                let queue = Arc::pin_init(BioQueue::new(config, stats.clone(), store), GFP_KERNEL)?;
+                let queue =
+                    Arc::pin_init(BioQueue::new(config, stats.clone(), store)?, GFP_KERNEL)?;
                 Disk::Bio {
                     _disk: builder.build_bio(fmt!("{}", &*name), queue)?,
                 }
@@ -119,10 +111,10 @@ impl NullDevice {
 /// Per-queue data of a blk-mq device.
 pub(crate) struct QueueData {
     irqmode: IrqMode,
+    /// `completion_nsec`, for `irqmode=2`.
+    completion: Delta,
     stats: Arc<Stats>,
     store: Option<Arc<Store>>,
-    /// For `irqmode=2`.
-    timer: Option<Pin<KBox<TimerQueue>>>,
 }
 
 /// The blk-mq operations of a [`NullDevice`].
@@ -131,6 +123,12 @@ pub(crate) struct NullQueue;
 #[vtable]
 impl Operations for NullQueue {
     type QueueData = KBox<QueueData>;
+    /// The `irqmode=2` timer (`timer.rs`), as C null_blk's `cmd->timer`.
+    type RequestData = RequestTimer;
+
+    fn new_request_data() -> impl PinInit<RequestTimer, Error> {
+        RequestTimer::new()
+    }
 
     // Like C null_blk's `null_queue_rqs`: take a whole plug in one call.
     const QUEUE_RQS: bool = true;
@@ -158,10 +156,10 @@ impl Operations for NullQueue {
         }
         Stats::inc(&queue_data.stats.requests);
         Stats::add(&queue_data.stats.bytes, rq.bytes().into());
-        match (&queue_data.timer, queue_data.irqmode) {
-            (Some(timer), _) => timer.queue(rq),
-            (None, IrqMode::Softirq) => mq::Request::complete(rq),
-            (None, _) => end(rq),
+        match queue_data.irqmode {
+            IrqMode::Timer => timer::complete_rq_later(rq, queue_data.completion),
+            IrqMode::Softirq => mq::Request::complete(rq),
+            IrqMode::None => end(rq),
         }
         Ok(())
     }
@@ -175,7 +173,7 @@ impl Operations for NullQueue {
 
 /// End `rq` successfully.
 #[inline(always)]
-fn end(rq: ARef<mq::Request<NullQueue>>) {
+pub(crate) fn end(rq: ARef<mq::Request<NullQueue>>) {
     end_with(rq, Ok(()));
 }
 

@@ -1,278 +1,260 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! `irqmode=2`: requests complete from a high-resolution timer
+//! `irqmode=2`: requests and bios complete from a high-resolution timer
 //! `completion_nsec` after they were queued, as with C null_blk.
 //!
-//! C null_blk arms one hrtimer per request (in the request's PDU). The Rust
-//! blk-mq abstraction has no per-request driver data, so a device keeps one
-//! timer and a FIFO of in-flight requests instead: every request gets the
-//! same delay, so deadlines leave the FIFO in order, and the timer always
-//! waits for the head. The FIFO has one slot per tag, so `queue_rq` never
-//! allocates.
+//! Every I/O gets a timer of its own, relative, `CLOCK_MONOTONIC`, expiring
+//! in hard-irq context (in a softirq thread on PREEMPT_RT), as C null_blk's
+//! `cmd->timer`:
 //!
-//! Everything is safe code over `kernel::time::hrtimer` and
-//! `kernel::sync::SpinLockIrq`:
+//! - blk-mq (`queue_mode=2`): the timer is the request's driver data
+//!   ([`RequestTimer`], in the request's PDU as in C). `queue_rq` starts it
+//!   and gives it the request ([`Request::start_timer`]); the callback
+//!   ([`RequestTimerCallback::timer_expired`]) gets the request back and
+//!   ends it. An armed timer holds a reference to its request, so nothing
+//!   else can end the request meanwhile; blk-mq waits for requests in
+//!   flight before it frees them, so a disk does not go away under a timer.
+//! - bio-based (`queue_mode=0`): a bio has no driver data, so a device keeps
+//!   a pool of `submit_queues * hw_queue_depth` timers ([`BioTimers`]), each
+//!   for one bio at a time, as old C null_blk's bio mode took a command (with
+//!   its timer) from a per-queue tag map for every bio and waited when all
+//!   were busy. `submit_bio` takes a free timer, sleeping until one is free
+//!   (it may sleep: the disk does not take `REQ_NOWAIT` bios), gives it the
+//!   bio and starts it; the callback ends the bio and gives the timer back.
+//!   A bio-based disk does not wait for bios in flight when it goes away,
+//!   so dropping the pool does: it waits for every timer to come back,
+//!   then cancels them all, which also waits for a callback still returning.
 //!
-//! 1. [`TimerQueue`] owns an [`Arc`] of the shared [`Inner`]: the
-//!    [`HrTimer`] (absolute, `CLOCK_MONOTONIC`) and, under an irq-safe
-//!    spinlock, the FIFO, whether the timer is armed ([`Armed`]) and the
-//!    handle of its last start. The callback runs in hard-irq context (in a
-//!    softirq thread on PREEMPT_RT, where `spinlock_t` sleeps and such a
-//!    timer is moved to soft expiry), so `queue_rq` takes the lock with irqs
-//!    off.
-//! 2. [`TimerQueue::queue`] pushes the request with its deadline. If the
-//!    timer is not armed, it starts it for the head's deadline. A start
-//!    through [`HrTimerPointer`] returns a handle that cancels the timer
-//!    when dropped, so exactly one handle is kept: the old one is dropped
-//!    (a no-op on a stopped timer, or a wait for the callback that stopped
-//!    it to return) outside the lock, while the state reads
-//!    [`Armed::Restarting`] so that nobody else starts or disposes of one;
-//!    then the timer is started under the lock and its handle stored.
-//! 3. The callback ([`Inner::run`]) ends every request whose deadline has
-//!    passed, one lock section each (requests are ended outside the lock),
-//!    then either moves its expiry to the new head's deadline and restarts
-//!    or, with the FIFO empty, marks the timer stopped and does not restart.
-//! 4. The stored handle holds a reference on [`Inner`]; dropping the
-//!    [`TimerQueue`] takes it out and drops it, which cancels the timer
-//!    (waiting for a running callback) and breaks the cycle.
+//! Everything is safe code over `kernel::block::mq::RequestTimerCallback`,
+//! `kernel::time::hrtimer`, `kernel::sync::SpinLockIrq` and `CondVar`.
 
 use crate::device::NullQueue;
 use kernel::{
-    block::mq::Request,
-    impl_has_hr_timer,
+    block::{
+        bio::OwnedBio,
+        mq::{Request, RequestTimerCallback},
+    },
+    impl_has_hr_timer, new_condvar, new_spinlock_irq, pr_warn_once,
     prelude::*,
-    sync::{aref::ARef, new_spinlock_irq, Arc, ArcBorrow, SpinLockIrq},
+    sync::{aref::ARef, Arc, ArcBorrow, CondVar, SpinLockIrq},
     time::{
         hrtimer::{
-            AbsoluteMode, ArcHrTimerHandle, HrTimer, HrTimerCallback, HrTimerCallbackContext,
-            HrTimerPointer, HrTimerRestart,
+            ArcHrTimerHandle, HrTimer, HrTimerCallback, HrTimerCallbackContext, HrTimerPointer,
+            HrTimerRestart, RelativeMode,
         },
-        Delta, Instant, Monotonic,
+        Delta, Monotonic,
     },
 };
 
-type Rq = ARef<Request<NullQueue>>;
-
-/// A point in time of the timer's clock.
-type Deadline = Instant<Monotonic>;
-
-/// A FIFO of requests with their deadlines.
-struct Fifo {
-    slots: KVec<Option<(Rq, Deadline)>>,
-    head: usize,
-    len: usize,
+/// `completion_nsec` as a timer delay.
+pub(crate) fn delay(completion_nsec: u64) -> Result<Delta> {
+    Ok(Delta::from_nanos(
+        i64::try_from(completion_nsec).map_err(|_| EINVAL)?,
+    ))
 }
 
-impl Fifo {
-    /// A FIFO with room for `slots` requests: allocates now, never later.
-    fn new(slots: usize) -> Result<Self> {
-        let mut v = KVec::with_capacity(slots, GFP_KERNEL)?;
-        for _ in 0..slots {
-            v.push(None, GFP_KERNEL)?;
-        }
-        Ok(Self {
-            slots: v,
-            head: 0,
-            len: 0,
+/// The driver data of every blk-mq request: its completion timer.
+#[pin_data]
+pub(crate) struct RequestTimer {
+    #[pin]
+    timer: HrTimer<Request<NullQueue>>,
+}
+
+impl RequestTimer {
+    pub(crate) fn new() -> impl PinInit<Self, Error> {
+        try_pin_init!(Self {
+            timer <- HrTimer::new(),
         })
     }
-
-    fn push(&mut self, rq: Rq, deadline: Deadline) -> core::result::Result<(), Rq> {
-        let cap = self.slots.len();
-        if self.len == cap {
-            return Err(rq);
-        }
-        self.slots[(self.head + self.len) % cap] = Some((rq, deadline));
-        self.len += 1;
-        Ok(())
-    }
-
-    fn front_deadline(&self) -> Option<Deadline> {
-        if self.len == 0 {
-            return None;
-        }
-        self.slots[self.head].as_ref().map(|(_, d)| *d)
-    }
-
-    fn pop(&mut self) -> Option<Rq> {
-        if self.len == 0 {
-            return None;
-        }
-        let item = self.slots[self.head].take();
-        self.head = (self.head + 1) % self.slots.len();
-        self.len -= 1;
-        item.map(|(rq, _)| rq)
-    }
-}
-
-/// Whether the timer is armed. The callback only runs while it is.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Armed {
-    /// Not started, or its callback found the FIFO empty and did not
-    /// restart it (it may still be returning).
-    Stopped,
-    /// A [`TimerQueue::queue`] is dropping the old handle and will start the
-    /// timer for the FIFO's head: others only push.
-    Restarting,
-    /// Started, or its callback is running and will restart or stop it.
-    Started,
-}
-
-/// What the lock protects.
-struct State {
-    fifo: Fifo,
-    armed: Armed,
-    /// The handle of the timer's last start. Dropping it cancels the timer,
-    /// so it is only dropped, outside the lock, once the timer is stopped
-    /// (`armed` is [`Armed::Stopped`], then [`Armed::Restarting`] meanwhile).
-    handle: Option<ArcHrTimerHandle<Inner>>,
-}
-
-/// The part of a [`TimerQueue`] that its timer's callback sees.
-#[pin_data]
-struct Inner {
-    #[pin]
-    timer: HrTimer<Self>,
-    #[pin]
-    state: SpinLockIrq<State>,
-    delay: Delta,
 }
 
 impl_has_hr_timer! {
-    impl HasHrTimer<Self> for Inner {
-        mode: AbsoluteMode<Monotonic>, field: self.timer
+    impl HasHrTimer<Request<NullQueue>> for RequestTimer {
+        mode: RelativeMode<Monotonic>, field: self.timer
     }
 }
 
-/// Ends `rq` (the FIFO was the only owner of its `ARef`).
-fn end(rq: Rq) {
-    if Request::end_ok(rq).is_err() {
-        pr_warn!("request still referenced at timer completion\n");
+impl RequestTimerCallback for NullQueue {
+    fn timer_expired(rq: ARef<Request<Self>>) {
+        crate::device::end(rq);
     }
 }
 
-/// Whether `deadline` is at or before `now`.
-fn passed(deadline: Deadline, now: Deadline) -> bool {
-    // `Instant` of a clock has no ordering of its own; the difference does.
-    !(now - deadline).is_negative()
+/// Complete `rq` `delay` from now.
+pub(crate) fn complete_rq_later(rq: ARef<Request<NullQueue>>, delay: Delta) {
+    // A request reaches `queue_rq` with its timer stopped (its last callback
+    // took the timer's reference before the request could end), so this
+    // cannot fail; should it, complete at once rather than lose the request.
+    if let Err(rq) = Request::start_timer(rq, delay) {
+        pr_warn_once!("request timer already armed\n");
+        crate::device::end(rq);
+    }
 }
 
-impl HrTimerCallback for Inner {
+/// One timer of a [`BioTimers`] pool.
+#[pin_data]
+struct BioTimer {
+    #[pin]
+    timer: HrTimer<Self>,
+    #[pin]
+    state: SpinLockIrq<BioTimerState>,
+    /// Where the callback gives the timer back.
+    pool: Arc<Pool>,
+}
+
+/// What a [`BioTimer`]'s lock protects.
+struct BioTimerState {
+    /// The bio to end, and its status, while the timer is armed.
+    bio: Option<(OwnedBio, Result)>,
+    /// The handle of the timer's last start. Dropping it cancels the timer
+    /// (waiting for a running callback), so only whoever took the timer out
+    /// of the pool's free list drops it, before starting the timer again, or
+    /// the pool's drain.
+    handle: Option<ArcHrTimerHandle<BioTimer>>,
+}
+
+impl_has_hr_timer! {
+    impl HasHrTimer<Self> for BioTimer {
+        mode: RelativeMode<Monotonic>, field: self.timer
+    }
+}
+
+impl HrTimerCallback for BioTimer {
     type Pointer<'a> = Arc<Self>;
 
-    /// End every request whose deadline has passed, then wait for the next
-    /// one.
-    fn run(this: ArcBorrow<'_, Self>, mut ctx: HrTimerCallbackContext<'_, Self>) -> HrTimerRestart {
-        let now = Deadline::now();
-        loop {
-            let mut state = this.state.lock();
-            match state.fifo.front_deadline() {
-                Some(d) if passed(d, now) => {
-                    let rq = state.fifo.pop();
-                    drop(state);
-                    if let Some(rq) = rq {
-                        end(rq);
-                    }
-                }
-                Some(d) => {
-                    // The expiry that fired is at or before `now`, and `d`
-                    // after it: forwarding by their distance makes `d` the
-                    // next expiry (or later, if below the clock's
-                    // resolution).
-                    ctx.forward(now, d - this.timer.expires());
-                    return HrTimerRestart::Restart;
-                }
-                None => {
-                    state.armed = Armed::Stopped;
-                    return HrTimerRestart::NoRestart;
-                }
-            }
+    /// End the bio, then give the timer back.
+    fn run(this: ArcBorrow<'_, Self>, _ctx: HrTimerCallbackContext<'_, Self>) -> HrTimerRestart {
+        let bio = this.state.lock().bio.take();
+        if let Some((bio, status)) = bio {
+            bio.end(status);
         }
+        this.pool.put(this.into());
+        HrTimerRestart::NoRestart
     }
 }
 
-/// The completion timer of one blk-mq device.
-pub(crate) struct TimerQueue {
-    inner: Arc<Inner>,
+/// The free timers of a [`BioTimers`] pool.
+struct Free {
+    /// Room for every timer of the pool, so that giving one back never
+    /// allocates.
+    timers: KVec<Arc<BioTimer>>,
+    /// How many timers the pool has.
+    total: usize,
 }
 
-impl TimerQueue {
-    /// A timer completing requests `delay_ns` after `queue`, for at most
-    /// `slots` requests in flight (the device's number of tags).
-    pub(crate) fn new(delay_ns: u64, slots: usize) -> Result<impl PinInit<Self, Error>> {
-        let delay = Delta::from_nanos(i64::try_from(delay_ns).map_err(|_| EINVAL)?);
-        let state = State {
-            fifo: Fifo::new(slots)?,
-            armed: Armed::Stopped,
-            handle: None,
+/// The part of a [`BioTimers`] that its timers see.
+#[pin_data]
+struct Pool {
+    #[pin]
+    free: SpinLockIrq<Free>,
+    /// Signalled when a timer comes back.
+    #[pin]
+    returned: CondVar,
+    delay: Delta,
+}
+
+impl Pool {
+    /// Take a free timer, waiting for one if all are busy.
+    fn get(&self) -> Arc<BioTimer> {
+        let mut free = self.free.lock();
+        loop {
+            if let Some(t) = free.timers.pop() {
+                return t;
+            }
+            self.returned.wait(&mut free);
+        }
+    }
+
+    /// Give `timer` back (from its callback).
+    fn put(&self, timer: Arc<BioTimer>) {
+        let full = self.free.lock().timers.push_within_capacity(timer);
+        // Cannot happen (there is room for every timer); the timer would be
+        // lost to the pool, so that dropping the pool would wait forever.
+        if full.is_err() {
+            pr_err!("bio timer pool overflow\n");
+        }
+        self.returned.notify_one();
+    }
+}
+
+/// The completion timers of one bio-based device.
+pub(crate) struct BioTimers {
+    pool: Arc<Pool>,
+}
+
+impl BioTimers {
+    /// `count` timers completing bios `delay` after [`BioTimers::complete_later`].
+    pub(crate) fn new(delay: Delta, count: usize) -> Result<Self> {
+        let free = Free {
+            timers: KVec::with_capacity(count, GFP_KERNEL)?,
+            total: 0,
         };
-        let inner = Arc::pin_init(
-            pin_init!(Inner {
-                timer <- HrTimer::new(),
-                state <- new_spinlock_irq!(state, "rnull_split:timer"),
+        let pool = Arc::pin_init(
+            pin_init!(Pool {
+                free <- new_spinlock_irq!(free, "rnull_split:bio_timers"),
+                returned <- new_condvar!("rnull_split:bio_timers"),
                 delay,
             }),
             GFP_KERNEL,
         )?;
-        Ok(try_init!(Self { inner }))
+        // From here on, dropping `this` releases the timers made so far.
+        let this = Self { pool };
+        for _ in 0..count {
+            let pool = this.pool.clone();
+            let timer = Arc::pin_init(
+                pin_init!(BioTimer {
+                    timer <- HrTimer::new(),
+                    state <- new_spinlock_irq!(
+                        BioTimerState { bio: None, handle: None },
+                        "rnull_split:bio_timer"
+                    ),
+                    pool,
+                }),
+                GFP_KERNEL,
+            )?;
+            let mut free = this.pool.free.lock();
+            if free.timers.push_within_capacity(timer).is_err() {
+                return Err(ENOMEM);
+            }
+            free.total += 1;
+        }
+        Ok(this)
     }
 
-    /// Complete `rq` `completion_nsec` from now.
-    pub(crate) fn queue(&self, rq: Rq) {
-        let restart = {
-            let mut state = self.inner.state.lock();
-            // Under the lock, so that deadlines enter the FIFO in order.
-            let deadline = Deadline::now() + self.inner.delay;
-            match state.fifo.push(rq, deadline) {
-                // More requests than tags cannot be in flight; should it
-                // happen, complete at once rather than lose the request.
-                Err(rq) => {
-                    drop(state);
-                    end(rq);
-                    return;
-                }
-                Ok(()) if state.armed == Armed::Stopped => {
-                    state.armed = Armed::Restarting;
-                    Some(state.handle.take())
-                }
-                // The callback, or the `queue` restarting the timer, will
-                // see the request.
-                Ok(()) => None,
-            }
-        };
-        let Some(old) = restart else {
-            return;
-        };
-        // Cancels a stopped timer: returns at once, or once the callback
-        // that stopped it has returned (it no longer takes the lock).
+    /// End `bio` with `status` `completion_nsec` from now. Sleeps while every
+    /// timer is busy.
+    pub(crate) fn complete_later(&self, bio: OwnedBio, status: Result) {
+        let timer = self.pool.get();
+        // Its callback gave the timer back: dropping the handle of its last
+        // start returns at once, or once that callback has returned.
+        let old = timer.state.lock().handle.take();
         drop(old);
-        let mut state = self.inner.state.lock();
-        // Nothing pops while the timer is not started, so the FIFO still
-        // holds at least our request.
-        if let Some(head) = state.fifo.front_deadline() {
-            // `Restarting` kept every other handle out.
-            debug_assert!(state.handle.is_none());
-            // Starting under the lock: the callback cannot see the FIFO
-            // before the handle is stored.
-            state.handle = Some(self.inner.clone().start(head));
-            state.armed = Armed::Started;
-        } else {
-            state.armed = Armed::Stopped;
-        }
+        let mut state = timer.state.lock();
+        state.bio = Some((bio, status));
+        // Under the lock, so that the callback, which takes the bio under it,
+        // cannot give the timer back before its handle is stored.
+        state.handle = Some(timer.clone().start(self.pool.delay));
     }
 }
 
-impl Drop for TimerQueue {
+impl Drop for BioTimers {
     fn drop(&mut self) {
-        let handle = {
-            let mut state = self.inner.state.lock();
-            // Nothing can call `queue` any more (we are dropped); park the
-            // state anyway so that the timer cannot be started again.
-            state.armed = Armed::Restarting;
-            state.handle.take()
+        // No bio comes in any more (the disk is gone); wait for those in
+        // flight, whose timers then all come back.
+        let timers = {
+            let mut free = self.pool.free.lock();
+            while free.timers.len() < free.total {
+                self.pool.returned.wait(&mut free);
+            }
+            core::mem::take(&mut free.timers)
         };
-        // Cancels the timer and waits for a running callback; drops the
-        // handle's reference on `inner`.
-        drop(handle);
+        for timer in &timers {
+            let handle = timer.state.lock().handle.take();
+            // Cancels a stopped timer, waiting for a callback still
+            // returning; drops the handle's reference on `timer`.
+            drop(handle);
+        }
+        // Drops the last references on the timers, then theirs on the pool.
+        drop(timers);
     }
 }

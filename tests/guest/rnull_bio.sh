@@ -2,7 +2,8 @@
 # rnull_split's driver-side splitting (queue_mode=0, split_clone=fast|deep),
 # its debugfs counters, and memory-backed data integrity in both queue
 # modes: fio crc32c write+verify across block sizes and max_sectors_kb,
-# zeroes for never-written ranges, discard.
+# zeroes for never-written ranges, discard; timer completions (irqmode=2)
+# in bio mode.
 . "$REPO/tests/lib.sh"
 KO=$MODDIR/rnull_split/rnull_split.ko
 DBG=/sys/kernel/debug/rnull_split
@@ -113,11 +114,62 @@ for qm in 0 2; do
 done
 dmesg_clean "zeroes and discard"
 
-# --- modes not implemented in bio mode are refused, not ignored ----------------
-out=$(insmod "$KO" queue_mode=0 irqmode=2 2>&1)
-rc=$?
-check "irqmode=2 (timer) in bio mode (not implemented) is refused with a message" \
-    bash -c "[[ $rc != 0 ]] && dmesg | grep -q 'rnull_split: irqmode=2 with queue_mode=0 is not supported yet'"
+# --- irqmode=2 in bio mode: every piece ends from its own timer, -------------
+# completion_nsec after it was queued (old C null_blk's bio mode: a timer per
+# command, commands from a pool of submit_queues * hw_queue_depth).
+if insmod "$KO" queue_mode=0 irqmode=2 completion_nsec=2000000 submit_queues=2 hw_queue_depth=8 gb=1; then
+    if fio_json --name=t --filename=/dev/rnullb0 --direct=1 --rw=randread --bs=4k \
+            --ioengine=psync --size=64M --io_size=400k; then
+        expect_eq "bio mode irqmode=2: 100 synchronous 4 KiB reads completed" "$(fio_field read.total_ios)" 100
+        min=$(fio_field read.clat_ns.min)
+        check "bio mode irqmode=2: no read completed before completion_nsec=2 ms (fastest: $min ns)" \
+            test "$min" -ge 2000000
+    else
+        not_ok "bio mode irqmode=2: fio psync"
+    fi
+    # More bios in flight than the pool's 16 timers: submit_bio waits for
+    # one; every byte still arrives, none early.
+    if fio_json --name=t32 --filename=/dev/rnullb0 --direct=1 --rw=randread --bs=4k \
+            --ioengine=io_uring --iodepth=32 --numjobs=2 --group_reporting --size=64M --io_size=4M; then
+        expect_eq "bio mode irqmode=2: 8 MiB at QD32 x 2 jobs over 16 timers completed" "$(fio_field read.io_bytes)" $((8 << 20))
+        lat=$(fio_field read.lat_ns.min)
+        check "bio mode irqmode=2: no bio done in under 2 ms at QD32 (fastest: $lat ns)" test "$lat" -ge 2000000
+    else
+        not_ok "bio mode irqmode=2: fio QD32"
+    fi
+    # A split bio ends once its last piece has: 1 MiB at 16 KiB pieces,
+    # 64 pieces, no sooner than 2 ms.
+    echo 16 > /sys/block/rnullb0/queue/max_sectors_kb
+    if fio_json --name=big --filename=/dev/rnullb0 --direct=1 --rw=read --bs=1M \
+            --ioengine=libaio --iodepth=4 --size=64M --io_size=16M; then
+        expect_eq "bio mode irqmode=2: 16 MiB of 1 MiB reads split at 16 KiB completed" "$(fio_field read.io_bytes)" $((16 << 20))
+        lat=$(fio_field read.lat_ns.min)
+        check "bio mode irqmode=2: no split 1 MiB read done in under 2 ms (fastest: $lat ns)" test "$lat" -ge 2000000
+    else
+        not_ok "bio mode irqmode=2: fio 1 MiB split reads"
+    fi
+    check "bio mode irqmode=2: rmmod" rmmod rnull_split
+else
+    not_ok "insmod queue_mode=0 irqmode=2"
+fi
+dmesg_clean "bio mode irqmode=2"
+
+# Memory-backed, timer completions: the data moves at submission, the bio
+# ends later; what was written reads back, split either way.
+for clone in fast deep; do
+    if insmod "$KO" queue_mode=0 irqmode=2 completion_nsec=100000 split_clone=$clone gb=1 \
+            memory_backed=1 max_sectors=2048; then
+        for msk in 16 124; do
+            echo $msk > /sys/block/rnullb0/queue/max_sectors_kb
+            verify "queue_mode=0 irqmode=2 split_clone=$clone max_sectors_kb=$msk" rnullb0 "$BSS512"
+        done
+        check "bio mode irqmode=2 memory_backed=1 split_clone=$clone: rmmod" rmmod rnull_split
+    else
+        not_ok "insmod queue_mode=0 irqmode=2 memory_backed=1 split_clone=$clone"
+    fi
+done
+dmesg_clean "bio mode irqmode=2 memory-backed verify"
+
 # irqmode=1 in bio mode completes inline, as old null_blk's bio mode did.
 if insmod "$KO" queue_mode=0 irqmode=1 gb=1; then
     dd if=/dev/rnullb0 of=/dev/null bs=1M count=4 iflag=direct status=none
@@ -126,6 +178,6 @@ if insmod "$KO" queue_mode=0 irqmode=1 gb=1; then
 else
     not_ok "insmod queue_mode=0 irqmode=1"
 fi
-dmesg_clean "refused modes"
+dmesg_clean "bio mode irqmode=1"
 
 finish
