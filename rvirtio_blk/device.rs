@@ -192,15 +192,12 @@ fn init_vq(vblk: &mut VirtioBlk) -> Result {
         v.cread16(cfg_off!(num_queues))
     });
     let ncpu = kernel::cpu::nr_cpu_ids();
-    let n = sg_plan::num_vqs(
-        dev_nq,
-        crate::module_parameters::num_queues.value(),
-        ncpu,
-    )
-    .map_err(|_| {
-        pr_err!("MQ advertised but zero queues reported\n");
-        EINVAL
-    })?;
+    let n = sg_plan::num_vqs(dev_nq, crate::module_parameters::num_queues.value(), ncpu).map_err(
+        |_| {
+            pr_err!("MQ advertised but zero queues reported\n");
+            EINVAL
+        },
+    )?;
     pr_info!("{}/0/0 default/read/poll queues\n", n);
     for i in 0..n {
         let mut name = [0u8; 16];
