@@ -1,23 +1,66 @@
 #!/usr/bin/env bash
-# `make run`: boot one guest, benchmark the Rust drivers against the C ones
-# side by side (interleaved samples, medians, ratios) and write results/:
-# <section>.json (every sample + summary), <section>.md (table), <section>.png.
-#   SAMPLES=5 RUNTIME=5 scripts/run.sh
+# `make run` (subset) and `make bench-full` (full): the Rust drivers against
+# the C ones, in deterministic guest time.
+#
+#   scripts/run.sh [subset|full]
+#
+# 1. One guest in QEMU icount mode (VM_ACCEL=icount: single-threaded TCG,
+#    1 ns of guest time per instruction, idle time skipped): rnull_split
+#    (queue_mode=2 and 0), C null_blk and 7.3's rnull, same settings and
+#    load-time defaults, then the seed curve (bio mode, fast vs deep clones
+#    over max_sectors_kb). bench/plan.py says which cells; bench/guest.py
+#    runs them. One sample per cell: icount repeats itself (a few cells run
+#    twice to show it).
+# 2. scripts/bench-virtio.sh: rvirtio_blk vs C virtio_blk, also in icount.
+# 3. With no other QEMU guest on the host (WALLCLOCK=auto), a few cells in
+#    multi-threaded TCG, wall-clock time, SAMPLES interleaved loads per driver:
+#    min/median/max. WALLCLOCK=1 runs it anyway, 0 never.
+#
+# Results (JSON, Markdown, PNG; the command that made them is in each):
+# results/ for the subset, results/full/ for the full matrix; the guest logs
+# in out/bench*/. RUNTIME_MS (500) is fio's measured time per cell, in guest
+# time; VIRTIO=0 leaves out the virtio section.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/env.sh
-SAMPLES=${SAMPLES:-5} RUNTIME=${RUNTIME:-5}
-mkdir -p results out/bench
-log "null drivers: $SAMPLES interleaved samples of ${RUNTIME}s per driver and workload"
-scripts/vm.sh --cpus 2 --out out/bench --timeout 1800 -- bench/null.sh "$SAMPLES" "$RUNTIME" \
-    > out/bench/vm.log 2>&1 || { tail -n 40 out/bench/vm.log; die "null benchmark guest failed"; }
+kind=${1:-subset}
+case $kind in
+    subset) res=results timeout=1800 ;;
+    full) res=results/full timeout=$((8 * 3600)) ;;
+    *) die "usage: $0 [subset|full]" ;;
+esac
+RUNTIME_MS=${RUNTIME_MS:-500} WALLCLOCK=${WALLCLOCK:-auto} SAMPLES=${SAMPLES:-3} VIRTIO=${VIRTIO:-1}
+export BENCH_COMMAND=${BENCH_COMMAND:-"RUNTIME_MS=$RUNTIME_MS WALLCLOCK=$WALLCLOCK SAMPLES=$SAMPLES scripts/run.sh $kind"}
+mkdir -p "$res" out/bench
+. bench/lib.sh
+
+log "null drivers, icount ($kind): $(python3 bench/plan.py null "$kind" "$RUNTIME_MS" \
+    | tee out/bench/plan-null.json | python3 -c 'import json,sys; p=json.load(sys.stdin); print(sum(len(g["cells"]) for g in p["groups"]))') fio runs of ${RUNTIME_MS} ms guest time"
+bench_meta icount "$RUNTIME_MS" > out/bench/meta.json
+rm -f out/bench/null.jsonl
+bench_guest icount out/bench "$timeout" -- python3 bench/guest.py "$REPO/out/bench/plan-null.json" \
+    "$REPO/out/bench/null.jsonl" || die "null benchmark guest failed (out/bench/console.log)"
 echo
-scripts/report.py out/bench/null.jsonl results/null --baseline null_blk \
-    --baseline seqread-1m-msk16-bio=bio-deep \
-    --title "rnull_split vs C null_blk vs upstream rnull (TCG, 2 vCPUs, same boot)"
-if [[ -x scripts/bench-virtio.sh ]]; then
+scripts/report.py null out/bench/null.jsonl "$res" --meta out/bench/meta.json
+
+if [[ $VIRTIO == 1 ]]; then
     echo
-    scripts/bench-virtio.sh
+    scripts/bench-virtio.sh "$kind"
+fi
+
+if [[ $WALLCLOCK == 1 || ( $WALLCLOCK == auto && $(pgrep -c qemu-system-x86 || true) == 0 ) ]]; then
+    echo
+    mkdir -p out/bench-wall
+    SAMPLES=$SAMPLES python3 bench/plan.py wallclock "$kind" 2000 > out/bench-wall/plan.json
+    log "wall-clock (multi-threaded TCG): $SAMPLES interleaved samples of 2 s per driver and cell"
+    bench_meta tcg 2000 > out/bench-wall/meta.json
+    rm -f out/bench-wall/wallclock.jsonl
+    bench_guest tcg out/bench-wall 1800 -- python3 bench/guest.py "$REPO/out/bench-wall/plan.json" \
+        "$REPO/out/bench-wall/wallclock.jsonl" || die "wall-clock benchmark guest failed (out/bench-wall/console.log)"
+    scripts/report.py wallclock out/bench-wall/wallclock.jsonl "$res" --meta out/bench-wall/meta.json
+elif [[ $WALLCLOCK == auto ]]; then
+    echo
+    log "wall-clock table skipped: another QEMU guest is running, its load would be in the numbers (WALLCLOCK=1 forces it)"
 fi
 echo
-log "results in results/ (json, md, png)"
+log "results in $res/ (json, md, png) after $(bench_elapsed)"

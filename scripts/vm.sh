@@ -13,7 +13,11 @@
 # timeout times VM_DEBUG_SLOWDOWN (3).
 # The console is streamed to stdout and saved to $OUT/console.log. The exit
 # status is CMD's; a timeout, panic or lost guest is a failure and prints the
-# console tail. QEMU runs under TCG; set VM_ACCEL=kvm where KVM works.
+# console tail. QEMU runs under multi-threaded TCG (VM_ACCEL=tcg, the
+# default); VM_ACCEL=kvm where KVM works; VM_ACCEL=icount for deterministic
+# guest time: single-threaded TCG (vCPUs round-robin on one host thread)
+# with -icount shift=0,sleep=off,align=off, so the guest clock advances 1 ns
+# per instruction and jumps over idle time (benchmarks: scripts/run.sh).
 set -euo pipefail
 . "$(dirname "$0")/env.sh"
 
@@ -58,6 +62,7 @@ printf '%q ' "$@" > "$out/.vm-cmd"; echo >> "$out/.vm-cmd"
 
 case "${VM_ACCEL:-tcg}" in
     kvm) accel=(-accel kvm -cpu host) ;;
+    icount) accel=(-accel tcg,thread=single -icount shift=0,sleep=off,align=off -cpu max) ;;
     *) accel=(-accel tcg,thread=multi -cpu max) ;;
 esac
 

@@ -1,0 +1,397 @@
+#!/usr/bin/python3
+"""Guest side of the benchmarks (`make run`, `make bench-full`): run a plan
+(bench/plan.py) and append one JSON object per fio run to a results file.
+
+    bench/guest.py PLAN.json RESULTS.jsonl
+
+A plan is a list of groups. A group loads one driver with one set of
+parameters (module parameters, configfs attributes, then queue sysfs
+attributes such as the scheduler), runs its cells (one fio job each) and
+unloads it. Each result records what the device really was (hardware queues
+and their types, scheduler, tags, limits, read back from sysfs and debugfs)
+next to what was asked, so every row of a report can say which settings it
+compares. A load the driver refuses (a mode it does not implement) is
+recorded as an error row per cell, and the plan goes on.
+
+Progress goes to stdout (the guest console) as lines starting with "BENCH ".
+"""
+import glob, json, os, subprocess, sys, time
+
+REPO = os.environ.get("REPO", os.getcwd())
+KDIR = os.environ["KDIR"]
+MODDIR = os.environ.get("MODDIR", REPO)
+
+KO = {
+    "null_blk": f"{KDIR}/drivers/block/null_blk/null_blk.ko",
+    "rnull": f"{KDIR}/drivers/block/rnull/rnull_mod.ko",
+    "rnull_split": f"{MODDIR}/rnull_split/rnull_split.ko",
+    "virtio_blk": f"{KDIR}/drivers/block/virtio_blk.ko",
+    "rvirtio_blk": f"{MODDIR}/rvirtio_blk/rvirtio_blk.ko",
+}
+MODNAME = {"rnull": "rnull_mod"}
+RNULL_CFS = "/sys/kernel/config/rnull"
+
+
+def say(msg):
+    print("BENCH " + msg, flush=True)
+
+
+def sh(*cmd, check=True):
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if check and p.returncode:
+        raise RuntimeError(f"{' '.join(cmd)}: {p.stdout.strip()}")
+    return p.stdout
+
+
+def rd(path, default=None):
+    try:
+        with open(path) as f:
+            return f.read().strip()
+    except OSError:
+        return default
+
+
+def wr(path, value):
+    with open(path, "w") as f:
+        f.write(str(value))
+
+
+def dmesg_tail(n=3):
+    return " | ".join(sh("dmesg", check=False).strip().splitlines()[-n:])
+
+
+def layout(dev):
+    """What the block device is, read back from the kernel."""
+    q = f"/sys/block/{dev}/queue"
+    sched = rd(f"{q}/scheduler", "")
+    cur = next((w[1:-1] for w in sched.split() if w.startswith("[")), sched or "none")
+    hctx = sorted(glob.glob(f"/sys/kernel/debug/block/{dev}/hctx*"),
+                  key=lambda p: int(p.rsplit("hctx", 1)[1]))
+    types = [rd(f"{h}/type", "?") for h in hctx]
+    tags = None
+    if hctx:  # "nr_tags=256" in hctxN/tags
+        for l in (rd(f"{hctx[0]}/tags", "") or "").splitlines():
+            if l.startswith("nr_tags="):
+                tags = int(l.split("=")[1])
+    lim = {k: rd(f"{q}/{k}") for k in ("nr_requests", "max_sectors_kb", "max_hw_sectors_kb",
+                                       "max_segments", "max_segment_size",
+                                       "logical_block_size", "rotational")}
+    return {"dev": dev, "hw_queues": len(glob.glob(f"/sys/block/{dev}/mq/*")),
+            "hctx_types": types, "tags": tags, "scheduler": cur,
+            "bio_based": not os.path.isdir(f"/sys/block/{dev}/mq"), **lim}
+
+
+EFFECTIVE = ["queue_mode", "submit_queues", "poll_queues", "hw_queue_depth", "irqmode",
+             "completion_nsec", "memory_backed", "bs", "blocksize", "size", "gb", "max_sectors",
+             "split_clone", "sg_prealloc", "num_queues", "queue_depth"]
+
+
+def effective(kind):
+    """The driver settings in force, as the driver itself shows them: C
+    modules' parameters in /sys/module; rnull_split's through a configfs
+    directory made for the purpose (it starts from the module parameters);
+    rnull's device directory."""
+    vals = {}
+    if kind in ("null_blk", "virtio"):
+        mods = ["null_blk"] if kind == "null_blk" else ["virtio_blk"]
+        for m in mods:
+            for k in EFFECTIVE:
+                v = rd(f"/sys/module/{m}/parameters/{k}")
+                if v is not None:
+                    vals[k] = v
+    elif kind == "rnull_split":
+        d = "/sys/kernel/config/rnull_split/bench-probe"
+        try:
+            os.mkdir(d)
+        except OSError:
+            return vals
+        for k in EFFECTIVE:
+            v = rd(f"{d}/{k}")
+            if v is not None:
+                vals[k] = v
+        os.rmdir(d)
+    elif kind == "rnull":
+        for k in EFFECTIVE:
+            v = rd(f"{RNULL_CFS}/rnull0/{k}")
+            if v is not None:
+                vals[k] = v
+    return vals
+
+
+class Loaded:
+    """One driver loaded with one group's settings; .devs maps a role to a disk."""
+
+    def __init__(self, g):
+        self.g = g
+        self.kind = g["driver"]
+        self.devs = {}
+        getattr(self, "load_" + self.kind, self.load_plain)()
+        self.effective = effective(self.kind)
+        for dev in self.devs.values():
+            self.queue_settings(dev, g.get("queue", {}))
+
+    @staticmethod
+    def queue_settings(dev, settings):
+        for k, v in settings.items():
+            p = f"/sys/block/{dev}/queue/{k}"
+            if k == "scheduler" and not os.path.exists(f"/sys/block/{dev}/mq"):
+                continue  # a bio-based disk has no scheduler to choose
+            try:
+                wr(p, v)
+            except OSError as e:
+                raise RuntimeError(f"{p} <- {v}: {e}")
+
+    def params(self):
+        return [f"{k}={v}" for k, v in self.g.get("params", {}).items()]
+
+    def load_plain(self):  # null_blk, rnull_split
+        sh("insmod", KO[self.kind], *self.params())
+        self.devs["dev"] = {"null_blk": "nullb0", "rnull_split": "rnullb0"}[self.kind]
+        self.wait_dev(self.devs["dev"])
+
+    def load_rnull(self):
+        sh("insmod", KO["rnull"], *self.params())
+        d = f"{RNULL_CFS}/rnull0"
+        os.mkdir(d)
+        try:
+            for k, v in self.g.get("configfs", {}).items():
+                wr(f"{d}/{k}", v)
+            wr(f"{d}/power", 1)
+        except OSError as e:
+            os.rmdir(d)
+            sh("rmmod", "rnull_mod", check=False)
+            raise RuntimeError(f"rnull configfs: {e}")
+        self.devs["dev"] = "rnull0"
+        self.wait_dev("rnull0")
+
+    def load_virtio(self):
+        """rvirtio_blk binds every virtio disk; the one with serial bench-c
+        is handed to C virtio_blk, bench-r stays with rvirtio_blk."""
+        sh("insmod", KO["rvirtio_blk"], *self.params())
+        c = self.wait_serial("rvd", "bench-c")
+        v = os.path.basename(os.path.realpath(f"/sys/block/{c}/device"))
+        wr("/sys/bus/virtio/drivers/rvirtio_blk/unbind", v)
+        if not os.path.isdir("/sys/module/virtio_blk"):
+            sh("insmod", KO["virtio_blk"])
+        if not os.path.exists(f"/sys/bus/virtio/drivers/virtio_blk/{v}"):
+            wr("/sys/bus/virtio/drivers/virtio_blk/bind", v)
+        self.devs["rust"] = self.wait_serial("rvd", "bench-r")
+        self.devs["c"] = self.wait_serial("vd", "bench-c")
+
+    @staticmethod
+    def wait_dev(dev):
+        for _ in range(200):
+            if os.path.exists(f"/dev/{dev}"):
+                return
+            time.sleep(0.05)
+        raise RuntimeError(f"/dev/{dev} did not appear")
+
+    @staticmethod
+    def wait_serial(prefix, serial):
+        for _ in range(200):
+            for d in glob.glob(f"/sys/block/{prefix}*"):
+                if rd(f"{d}/serial") == serial and os.path.exists("/dev/" + os.path.basename(d)):
+                    return os.path.basename(d)
+            time.sleep(0.05)
+        raise RuntimeError(f"no {prefix}* disk with serial {serial}")
+
+    def unload(self):
+        if self.kind == "rnull":
+            wr(f"{RNULL_CFS}/rnull0/power", 0)
+            os.rmdir(f"{RNULL_CFS}/rnull0")
+            sh("rmmod", "rnull_mod")
+        elif self.kind == "virtio":
+            sh("rmmod", "rvirtio_blk")
+            sh("rmmod", "virtio_blk")
+        else:
+            sh("rmmod", MODNAME.get(self.kind, self.kind))
+
+
+FIO_GLOBAL = ["direct=1", "group_reporting", "randrepeat=1", "norandommap", "disk_util=0"]
+
+
+def fio(jobs, runtime=None, ramp=None):
+    """Run the cells [(dev, cell), ...] one after the other in one fio
+    process (a section per cell, each its own stonewalled group: fio starts
+    once, the costly part in a guest), return one result per cell."""
+    lines = ["[global]"] + FIO_GLOBAL
+    if runtime:
+        lines += ["time_based", f"runtime={runtime}ms", f"ramp_time={ramp}ms"]
+    for i, (dev, c) in enumerate(jobs):
+        lines += [f"[cell{i}]", "stonewall", "new_group", f"filename=/dev/{dev}", f"rw={c['rw']}",
+                  f"bs={c['bs']}", f"ioengine={c['engine']}", f"iodepth={c['qd']}",
+                  f"numjobs={c['jobs']}", f"size={c.get('size', '256M')}"]
+    with open("/tmp/cells.fio", "w") as f:
+        f.write("\n".join(lines) + "\n")
+    p = subprocess.run(["fio", "--output-format=json", "--output=/tmp/cells.json", "--eta=never",
+                        "/tmp/cells.fio"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if p.returncode:
+        raise RuntimeError(f"fio: {p.stdout.strip()[-300:]}")
+    text = open("/tmp/cells.json").read()
+    # fio writes its warnings ("fio: ...") into the output file, before the JSON
+    res = json.loads(text[text.index("{"):])["jobs"]
+    if len(res) != len(jobs):
+        raise RuntimeError(f"fio reported {len(res)} groups for {len(jobs)} cells")
+    out = []
+    for (dev, c), j in zip(jobs, res):
+        d = j["write" if "write" in c["rw"] else "read"]
+        out.append({"iops": d["iops"], "MBps": d["bw_bytes"] / 1e6, "total_ios": d["total_ios"],
+                    "runtime_ms": d["runtime"], "lat_ns_mean": d["lat_ns"]["mean"],
+                    "usr_cpu": j["usr_cpu"], "sys_cpu": j["sys_cpu"]})
+    return out
+
+
+FULL_QUEUES = 8  # a measurement completes at least this many queue-fulls of I/O
+LONGEST = 16     # times the plan's runtime, at most
+
+
+def long_enough(dev, cell, r, runtime, ramp):
+    """A deep queue of slow I/Os (1 MiB copies at QD128x2) completes few
+    queue-fulls in the plan's runtime, and the I/Os in flight at its ends
+    weigh in: measure such a cell again for long enough."""
+    need = FULL_QUEUES * cell["qd"] * cell["jobs"]
+    if r["total_ios"] >= need:
+        return r
+    f = min(LONGEST, -(-need // max(r["total_ios"], 1)))
+    r2 = fio([(dev, cell)], runtime * f, ramp)[0]
+    r2["short_run"] = {k: r[k] for k in ("iops", "total_ios", "runtime_ms")}
+    return r2
+
+
+def batches(cells, most=16):
+    """Runs of cells that can share one fio process (at most `most`, for
+    progress): a cell that changes the queue's settings (sysfs, read back
+    before it) runs alone."""
+    b = []
+    for c in cells:
+        if c.get("queue") or len(b) == most:
+            if b:
+                yield b
+            b = []
+        if c.get("queue"):
+            yield [c]
+        else:
+            b.append(c)
+    if b:
+        yield b
+
+
+def debugfs_counters(path):
+    return {os.path.basename(f): rd(f) for f in sorted(glob.glob(f"{path}/*")) if os.path.isfile(f)}
+
+
+def progress(n, total, g, cell, row, base):
+    key = (g.get("view"), cell.get("key"), g.get("sample"))
+    desc = (f"{row['view'] or ''} {row['label']} {cell['rw']} {cell['bs']} "
+            f"qd{cell['qd']}x{cell['jobs']} {cell['engine']}"
+            + "".join(f" {k}={v}" for k, v in g.get("settings", {}).items())
+            + "".join(f" {k}={v}" for k, v in cell.get("queue", {}).items()))
+    if "error" in row:
+        say(f"[{n}/{total}] {desc}: ERROR {row['error'][:160]}")
+        return
+    lay = row["layout"]
+    msg = (f"[{n}/{total}] {desc} (hwq {lay['hw_queues']} {lay['scheduler']}): "
+           f"{row['iops']:,.0f} IOPS {row['MBps']:,.1f} MB/s {1e9 / row['iops']:,.0f} ns/IO")
+    if cell.get("baseline"):
+        base[key] = (row["iops"], row["label"])
+    elif key in base:
+        msg += f", {row['iops'] / base[key][0]:.3f}x {base[key][1]}"
+    say(msg)
+
+
+def main():
+    plan = json.load(open(sys.argv[1]))
+    out = open(sys.argv[2], "a")
+    runtime, ramp = plan["runtime_ms"], plan["ramp_ms"]
+    groups = plan["groups"]
+    total = sum(len(g["cells"]) for g in groups)
+    n = 0
+    base = {}  # (view, cell key) -> baseline IOPS, for the progress ratios
+    say(f"plan {plan.get('name', '?')}: {len(groups)} driver loads, {total} fio runs")
+    for g in groups:
+        try:
+            loaded = Loaded(g)
+            err = None
+        except Exception as e:
+            loaded, err = None, f"{e} [dmesg: {dmesg_tail()}]"
+            say(f"load {g['label']} ({g.get('view', '')}) refused: {err}")
+        if loaded:
+            say(f"{g.get('view')} {g['label']} loaded ({' '.join(f'{k}={v}' for k, v in g.get('settings', {}).items())}): "
+                f"{len(g['cells'])} cells")
+        spinners = []
+        if loaded and g.get("spin"):
+            # One SCHED_IDLE busy loop per vCPU: the guest never idles, so
+            # icount never jumps guest time to the next timer while QEMU's
+            # thread handles a request; waiting costs guest time in
+            # proportion to how long QEMU takes instead.
+            for c in range(os.cpu_count()):
+                spinners.append(subprocess.Popen(["chrt", "--idle", "0", "taskset", "-c", str(c),
+                                                  "sh", "-c", "while :; do :; done"]))
+        if loaded and g.get("prefill"):
+            for dev in loaded.devs.values():
+                fio([(dev, {"rw": "write", "bs": "1M", "qd": 1, "jobs": 1, "engine": "psync"})])
+        for batch in batches(g["cells"]):
+            res, err_b, lay, guest_s = [None] * len(batch), err, {}, None
+            if loaded:
+                try:
+                    for cell in batch:
+                        Loaded.queue_settings(loaded.devs[cell.get("role", "dev")], cell.get("queue", {}))
+                    lay = {r: layout(d) for r, d in loaded.devs.items()}
+                    t = time.monotonic()
+                    res = fio([(loaded.devs[c.get("role", "dev")], c) for c in batch],
+                              batch[0].get("runtime", runtime), ramp)
+                    guest_s = round((time.monotonic() - t) / len(batch), 3)
+                    for i, c in enumerate(batch):
+                        res[i] = long_enough(loaded.devs[c.get("role", "dev")], c, res[i], runtime, ramp)
+                except Exception as e:
+                    err_b = f"{e} [dmesg: {dmesg_tail()}]"
+            for cell, r in zip(batch, res):
+                n += 1
+                role = cell.get("role", "dev")
+                row = {"plan": plan.get("name"), "view": g.get("view"), "group": g.get("id"),
+                       "label": cell.get("label", g["label"]), "driver": g["driver"],
+                       "params": g.get("params", {}), "configfs": g.get("configfs", {}),
+                       "queue_set": {**g.get("queue", {}), **cell.get("queue", {})},
+                       "settings": g.get("settings", {}),
+                       **{k: v for k, v in cell.items() if k not in ("queue",)}}
+                if "sample" in g:
+                    row["sample"] = g["sample"]
+                if g.get("spin"):
+                    row["spin"] = True
+                if r:
+                    row.update(r, layout=lay[role], effective=loaded.effective, guest_s=guest_s,
+                               batch=len(batch))
+                else:
+                    row["error"] = err_b
+                    if not loaded:
+                        row["refused"] = True
+                out.write(json.dumps(row) + "\n")
+                out.flush()
+                progress(n, total, g, cell, row, base)
+        for p in spinners:
+            p.kill()
+            p.wait()
+        if loaded:
+            for role, dev in loaded.devs.items():
+                c = g.get("collect_debugfs") and debugfs_counters(
+                    f"/sys/kernel/debug/{g['collect_debugfs']}/{dev}")
+                if c:
+                    out.write(json.dumps({"plan": plan.get("name"), "counters": c,
+                                          "group": g.get("id"), "label": g["label"],
+                                          "role": role, "params": g.get("params", {})}) + "\n")
+            try:
+                loaded.unload()
+            except Exception as e:
+                say(f"unload {g['label']} failed: {e}")
+                return 1
+    bad = [l for l in sh("dmesg", check=False).splitlines()
+           if any(w in l for w in ("WARNING:", "BUG:", "Oops", "Call Trace"))]
+    if bad:
+        say("kernel reported: " + " | ".join(bad[:3]))
+        return 1
+    say("done")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

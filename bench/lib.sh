@@ -1,0 +1,51 @@
+# Host-side helpers of scripts/run.sh and scripts/bench-virtio.sh. Source it
+# after scripts/env.sh.
+
+# Wall time since BENCH_START (epoch seconds, set by the first script), as m:ss.
+export BENCH_START=${BENCH_START:-$(date +%s)}
+bench_elapsed() { local s=$(($(date +%s) - BENCH_START)); printf '%d:%02d' $((s / 60)) $((s % 60)); }
+
+# bench_guest ACCEL OUTDIR TIMEOUT -- CMD...: boot a 2-vCPU guest with
+# VM_ACCEL=ACCEL (and the QEMU arguments in the array BENCH_QEMU) running
+# CMD; the console goes to OUTDIR/vm.log, the guest's "BENCH " progress
+# lines to stdout with the elapsed wall time.
+bench_guest() {
+    local accel=$1 outdir=$2 timeout=$3 l
+    shift 4
+    local qemu=()
+    for l in "${BENCH_QEMU[@]}"; do qemu+=(--qemu "$l"); done
+    set +e
+    VM_ACCEL=$accel scripts/vm.sh --cpus 2 --out "$outdir" --timeout "$timeout" "${qemu[@]}" -- "$@" 2>&1 \
+        | tee "$outdir/vm.log" | while IFS= read -r l; do
+            l=${l%$'\r'}
+            [[ $l == BENCH\ * ]] && printf '  %s %s\n' "$(bench_elapsed)" "${l#BENCH }"
+        done
+    local rc=${PIPESTATUS[0]}
+    set -e
+    [[ $rc == 0 ]] || tail -n 30 "$outdir/vm.log" >&2
+    return "$rc"
+}
+
+# bench_meta ACCEL RUNTIME_MS: what made the results, as JSON.
+bench_meta() {
+    local kdir
+    kdir=$(scripts/kernel.sh kdir)
+    python3 - "$1" "$2" "$kdir" <<'PY'
+import json, os, subprocess, sys, time
+accel, runtime, kdir = sys.argv[1:]
+run = lambda *c: subprocess.run(c, capture_output=True, text=True).stdout.strip()
+args = {"icount": "-accel tcg,thread=single -icount shift=0,sleep=off,align=off -cpu max",
+        "tcg": "-accel tcg,thread=multi -cpu max", "kvm": "-accel kvm -cpu host"}[accel]
+print(json.dumps({
+    "command": os.environ.get("BENCH_COMMAND", ""),
+    "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
+    "git": run("git", "describe", "--always", "--dirty"),
+    "kernel": open(f"{kdir}/include/config/kernel.release").read().strip(),
+    "qemu": run("qemu-system-x86_64", "--version").splitlines()[0],
+    "accel": accel, "qemu_accel_args": args, "vcpus": 2, "guest_mem_mb": 2048,
+    "runtime_ms": int(runtime), "host_cpus": os.cpu_count(),
+    "host_load_at_start": os.getloadavg()[0],
+    "other_qemu_guests_at_start": int(run("pgrep", "-c", "qemu-system-x86") or 0),
+}, indent=1))
+PY
+}

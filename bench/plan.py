@@ -1,0 +1,219 @@
+#!/usr/bin/python3
+"""The benchmark plans: which driver loads, with which settings, run which
+fio cells. bench/guest.py runs a plan in the guest; scripts/report.py turns
+its results into tables.
+
+    bench/plan.py null|virtio|wallclock subset|full [RUNTIME_MS]   > PLAN.json
+
+null       rnull_split (queue_mode=2 and 0), C null_blk and 7.3's rnull in
+           two views, then the seed curve (bio mode, fast vs deep clones).
+  "same"     every driver with the same settings: 512 B blocks, one
+             submission queue (C: poll_queues=0, so 1 hardware queue), 256
+             tags, completion_nsec=10000, scheduler none (set in sysfs), and
+             the cell's irqmode / memory_backed. rnull takes what its configfs
+             has (blocksize, size, irqmode; 1 queue of 256 tags built in): it
+             is left out where memory_backed=1 and refuses irqmode=2. A load a
+             driver refuses is recorded as such (so a mode implemented later
+             shows up by itself).
+  "defaults" each driver as `insmod` (rnull: mkdir + power=1) leaves it.
+  "seeds"    1 MiB sequential reads, max_sectors_kb swept.
+virtio     rvirtio_blk (runtime-chained SG, then sg_prealloc=1) vs C
+           virtio_blk on two QEMU null-co disks, 2 hardware queues each,
+           scheduler none, libaio, 2 jobs x QD32.
+wallclock  a few "same" cells, SAMPLES interleaved loads per driver, for
+           multi-threaded TCG (wall-clock time; min/median/max).
+
+"subset" is `make run`'s (minutes); "full" is the whole matrix
+(`make bench-full`): randread/randwrite x 512 B..1 MiB x QD 1..128 x 1-2 jobs
+x irqmode 0-2 x memory_backed 0-1.
+"""
+import json, os, subprocess, sys
+
+RW = ["randread", "randwrite"]
+BS = ["512", "4k", "32k", "256k", "1M"]
+QD = [1, 8, 32, 128]
+JOBS = [1, 2]
+IRQ = [0, 1, 2]
+MEM = [0, 1]
+MSKB = [4, 16, 64, 124, 512]
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def engine(qd):
+    # QD1: a plain synchronous job, so guest ns per I/O is the cost of one
+    # I/O; deeper queues through io_uring.
+    return "psync" if qd == 1 else "io_uring"
+
+
+def cell(rw, bs, qd, jobs, key_extra="", **kw):
+    c = {"rw": rw, "bs": bs, "qd": qd, "jobs": jobs, "engine": kw.pop("engine", engine(qd))}
+    c["key"] = f"{rw} {bs} qd{qd}x{jobs}{key_extra}"
+    c.update(kw)
+    return c
+
+
+def has_param(ko, name):
+    out = subprocess.run(["modinfo", "-p", ko], capture_output=True, text=True).stdout
+    return any(l.split(":", 1)[0] == name for l in out.splitlines())
+
+
+RNULL_SPLIT_POLL = has_param(f"{REPO}/rnull_split/rnull_split.ko", "poll_queues")
+SAME = {"gb": 4, "bs": 512, "submit_queues": 1, "hw_queue_depth": 256, "completion_nsec": 10000}
+
+
+def same_group(label, irq, mem, cells):
+    """One driver in the "same" view, or None where it cannot take the settings."""
+    s = {"irqmode": irq, "memory_backed": mem}
+    if label == "null_blk":
+        g = {"driver": "null_blk", "params": {**SAME, "queue_mode": 2, "poll_queues": 0, **s}}
+    elif label in ("rnull_split", "rnull_split-bio"):
+        # (irqmode=2 with queue_mode=0 is refused by this build: the load
+        # is tried anyway and the refusal recorded, so the day it works
+        # the table has it)
+        qm = 2 if label == "rnull_split" else 0
+        p = {**SAME, "queue_mode": qm, **s}
+        if RNULL_SPLIT_POLL:
+            p["poll_queues"] = 0
+        g = {"driver": "rnull_split", "params": p}
+    elif label == "rnull":
+        if mem:
+            return None  # 7.3's rnull has no memory backing to ask for (irqmode=2 it refuses)
+        g = {"driver": "rnull", "configfs": {"blocksize": 512, "size": 4096, "irqmode": irq}}
+    g.update(label=label, view="same", settings={"irqmode": irq, "memory_backed": mem},
+             queue={"scheduler": "none"}, prefill=bool(mem),
+             cells=[dict(c, key=c["key"] + f" irq{irq} mem{mem}", baseline=label == "null_blk")
+                    for c in cells])
+    g["id"] = f"same-{label}-irq{irq}-mem{mem}"
+    return g
+
+
+NULL_LABELS = ["null_blk", "rnull_split", "rnull_split-bio", "rnull"]
+
+
+def same_view(kind):
+    groups = []
+    if kind == "full":
+        combos = {(irq, mem): [cell(rw, bs, qd, j) for rw in RW for bs in BS for qd in QD for j in JOBS]
+                  for irq in IRQ for mem in MEM}
+        repeat = [("randread", "4k", 1, 1, 0, 0), ("randwrite", "1M", 32, 2, 1, 1),
+                  ("randread", "512", 128, 2, 2, 0)]
+    else:
+        combos = {
+            (0, 0): [cell("randread", bs, 1, 1) for bs in BS]
+                    + [cell("randread", "4k", qd, 1) for qd in (8, 32, 128)]
+                    + [cell("randread", "4k", 1, 2), cell("randread", "4k", 32, 2)]
+                    + [cell("randwrite", "4k", 1, 1), cell("randwrite", "4k", 32, 1),
+                       cell("randwrite", "256k", 1, 1)],
+            (1, 0): [cell("randread", "4k", 1, 1), cell("randread", "4k", 32, 1),
+                     cell("randread", "4k", 32, 2), cell("randwrite", "4k", 32, 1),
+                     cell("randread", "256k", 8, 1)],
+            (2, 0): [cell("randread", "4k", 1, 1), cell("randread", "4k", 32, 1)],
+            (0, 1): [cell("randread", "4k", 1, 1), cell("randwrite", "4k", 1, 1),
+                     cell("randwrite", "4k", 32, 1), cell("randread", "256k", 1, 1),
+                     cell("randwrite", "256k", 1, 1)],
+        }
+        repeat = [("randread", "4k", 1, 1, 0, 0), ("randread", "4k", 32, 2, 0, 0),
+                  ("randwrite", "256k", 1, 1, 0, 1), ("randread", "4k", 32, 1, 1, 0)]
+    for (irq, mem), cells in combos.items():
+        reps = [cell(rw, bs, qd, j, rep=2) for rw, bs, qd, j, i, m in repeat if (i, m) == (irq, mem)]
+        for label in NULL_LABELS:
+            # Each repeated cell runs once more at the end of its load, after
+            # the others: repeatability across the state they leave.
+            g = same_group(label, irq, mem, cells + (reps if label in ("null_blk", "rnull_split") else []))
+            if g:
+                groups.append(g)
+    return groups
+
+
+def defaults_view(kind):
+    cells = [cell("randread", "4k", 1, 1), cell("randread", "4k", 32, 1),
+             cell("randread", "4k", 32, 2), cell("randwrite", "4k", 32, 1)]
+    if kind == "full":
+        cells += [cell("randread", "512", 1, 1), cell("randread", "4k", 128, 2),
+                  cell("randread", "256k", 8, 1), cell("randwrite", "1M", 8, 1)]
+    groups = []
+    for label, g in (("null_blk", {"driver": "null_blk"}),
+                     ("rnull_split", {"driver": "rnull_split"}),
+                     ("rnull", {"driver": "rnull"})):
+        cs = [c for c in cells if not (label == "rnull" and c["bs"] == "512")]  # rnull: 4 KiB blocks
+        g.update(id=f"defaults-{label}", label=label, view="defaults", settings={},
+                 cells=[dict(c, baseline=label == "null_blk") for c in cs])
+        groups.append(g)
+    return groups
+
+
+def seeds():
+    """The 2015 seed: rnull_split splitting 1 MiB reads itself (bio mode),
+    fast clones (bio_split) vs deep clones, against max_sectors_kb; the
+    request-based drivers at the same limits for reference. max_sectors=2048
+    (1 MiB) so that max_sectors_kb can go up to 512."""
+    base = {"gb": 4, "bs": 512, "submit_queues": 1, "hw_queue_depth": 256,
+            "irqmode": 0, "memory_backed": 0, "max_sectors": 2048}
+    cells = lambda label: [cell("read", "1M", 1, 1, key_extra=f" msk{m}", queue={"max_sectors_kb": m},
+                                baseline=label == "bio-deep") for m in MSKB]
+    groups = []
+    for label, drv, p in (("bio-deep", "rnull_split", {"queue_mode": 0, "split_clone": "deep"}),
+                          ("bio-fast", "rnull_split", {"queue_mode": 0, "split_clone": "fast"}),
+                          ("rnull_split", "rnull_split", {"queue_mode": 2}),
+                          ("null_blk", "null_blk", {"queue_mode": 2, "poll_queues": 0})):
+        groups.append({"id": f"seeds-{label}", "driver": drv, "label": label, "view": "seeds",
+                       "params": {**base, **p}, "queue": {"scheduler": "none"},
+                       "settings": {"irqmode": 0, "memory_backed": 0}, "cells": cells(label)})
+    return groups
+
+
+def virtio(kind, samples):
+    if kind == "subset":
+        wl = [("randread", "512"), ("randread", "4k"), ("randread", "256k"), ("randwrite", "4k")]
+    else:
+        wl = [(rw, bs) for rw in RW for bs in BS]
+    modes = [("chained", {}), ("prealloc", {"sg_prealloc": 1})]
+    groups = []
+    for s in range(samples):
+        for mode, params in (modes if s % 2 == 0 else modes[::-1]):
+            label = "rvirtio_blk" + ("-prealloc" if params else "")
+            cells = []
+            for rw, bs in wl:
+                c = cell(rw, bs, 32, 2, engine="libaio")
+                cells.append(dict(c, role="c", label="virtio_blk", baseline=True))
+                cells.append(dict(c, role="rust", label=label))
+            groups.append({"id": f"virtio-{mode}-s{s + 1}", "driver": "virtio", "label": label,
+                           "view": "virtio", "params": params, "queue": {"scheduler": "none"},
+                           "settings": {"sg": mode}, "sample": s + 1,
+                           "collect_debugfs": "rvirtio_blk" if s == 0 else None, "cells": cells,
+                           "spin": os.environ.get("VIRTIO_SPIN") == "1"})
+    return groups
+
+
+def wallclock(kind, samples):
+    cells = [cell("randread", "4k", 1, 1), cell("randread", "4k", 32, 2)]
+    if kind == "full":
+        cells += [cell("randread", "4k", 32, 1), cell("randwrite", "256k", 8, 1)]
+    labels = ["null_blk", "rnull_split", "rnull"]
+    groups = []
+    for s in range(samples):
+        # The order rotates from sample to sample: none is always first.
+        for label in labels[s % 3:] + labels[:s % 3]:
+            g = same_group(label, 0, 0, cells)
+            g.update(id=f"wall-{label}-s{s}", view="wallclock", sample=s + 1, prefill=False)
+            groups.append(g)
+    return groups
+
+
+def main():
+    what, kind = sys.argv[1], sys.argv[2]
+    runtime = int(sys.argv[3]) if len(sys.argv) > 3 else 500
+    if what == "null":
+        groups = same_view(kind) + defaults_view(kind) + seeds()
+    elif what == "virtio":
+        groups = virtio(kind, int(os.environ.get("SAMPLES", "3")))
+    elif what == "wallclock":
+        groups = wallclock(kind, int(os.environ.get("SAMPLES", "3")))
+    else:
+        sys.exit(f"unknown plan {what}")
+    json.dump({"name": f"{what}-{kind}", "runtime_ms": runtime, "ramp_ms": 100, "groups": groups},
+              sys.stdout, indent=1)
+
+
+if __name__ == "__main__":
+    main()
