@@ -3,6 +3,7 @@
 # max_sectors split by the block layer with exact byte counts, refused bad
 # parameters, load/unload cycles, clean kernel log.
 . "$REPO/tests/lib.sh"
+. "$REPO/tests/timer-checks.sh"
 KO=$MODDIR/rnull_split/rnull_split.ko
 
 loaded() { grep -q '^rnull_split ' /proc/modules; }
@@ -96,25 +97,7 @@ dmesg_clean "irqmode=1"
 
 # --- irqmode=2: completion from a timer, completion_nsec after queueing ------
 if insmod "$KO" irqmode=2 completion_nsec=2000000 submit_queues=2 hw_queue_depth=8 gb=1; then
-    if fio_json --name=t --filename=/dev/rnullb0 --direct=1 --rw=randread --bs=4k \
-            --ioengine=psync --size=64M --io_size=400k; then
-        expect_eq "irqmode=2: 100 synchronous 4 KiB reads completed" "$(fio_field read.total_ios)" 100
-        min=$(fio_field read.clat_ns.min)
-        check "irqmode=2: no read completed before completion_nsec=2 ms (fastest: $min ns)" \
-            test "$min" -ge 2000000
-    else
-        not_ok "irqmode=2: fio psync"
-    fi
-    # More I/O in flight than the 16 tags: the FIFO holds at most one request
-    # per tag; every byte still arrives.
-    if fio_json --name=t32 --filename=/dev/rnullb0 --direct=1 --rw=randread --bs=4k \
-            --ioengine=io_uring --iodepth=32 --numjobs=2 --group_reporting --size=64M --io_size=4M; then
-        expect_eq "irqmode=2: 8 MiB at QD32 x 2 jobs over 16 tags completed" "$(fio_field read.io_bytes)" $((8 << 20))
-        lat=$(fio_field read.lat_ns.min)
-        check "irqmode=2: no request done in under 2 ms at QD32 (fastest: $lat ns)" test "$lat" -ge 2000000
-    else
-        not_ok "irqmode=2: fio QD32"
-    fi
+    timer_checks "irqmode=2" request tags
     check "irqmode=2: rmmod" unload
 else
     not_ok "insmod irqmode=2"

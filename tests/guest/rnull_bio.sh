@@ -5,6 +5,7 @@
 # zeroes for never-written ranges, discard; timer completions (irqmode=2)
 # in bio mode.
 . "$REPO/tests/lib.sh"
+. "$REPO/tests/timer-checks.sh"
 KO=$MODDIR/rnull_split/rnull_split.ko
 DBG=/sys/kernel/debug/rnull_split
 
@@ -118,25 +119,7 @@ dmesg_clean "zeroes and discard"
 # completion_nsec after it was queued (old C null_blk's bio mode: a timer per
 # command, commands from a pool of submit_queues * hw_queue_depth).
 if insmod "$KO" queue_mode=0 irqmode=2 completion_nsec=2000000 submit_queues=2 hw_queue_depth=8 gb=1; then
-    if fio_json --name=t --filename=/dev/rnullb0 --direct=1 --rw=randread --bs=4k \
-            --ioengine=psync --size=64M --io_size=400k; then
-        expect_eq "bio mode irqmode=2: 100 synchronous 4 KiB reads completed" "$(fio_field read.total_ios)" 100
-        min=$(fio_field read.clat_ns.min)
-        check "bio mode irqmode=2: no read completed before completion_nsec=2 ms (fastest: $min ns)" \
-            test "$min" -ge 2000000
-    else
-        not_ok "bio mode irqmode=2: fio psync"
-    fi
-    # More bios in flight than the pool's 16 timers: submit_bio waits for
-    # one; every byte still arrives, none early.
-    if fio_json --name=t32 --filename=/dev/rnullb0 --direct=1 --rw=randread --bs=4k \
-            --ioengine=io_uring --iodepth=32 --numjobs=2 --group_reporting --size=64M --io_size=4M; then
-        expect_eq "bio mode irqmode=2: 8 MiB at QD32 x 2 jobs over 16 timers completed" "$(fio_field read.io_bytes)" $((8 << 20))
-        lat=$(fio_field read.lat_ns.min)
-        check "bio mode irqmode=2: no bio done in under 2 ms at QD32 (fastest: $lat ns)" test "$lat" -ge 2000000
-    else
-        not_ok "bio mode irqmode=2: fio QD32"
-    fi
+    timer_checks "bio mode irqmode=2" bio timers
     # A split bio ends once its last piece has: 1 MiB at 16 KiB pieces,
     # 64 pieces, no sooner than 2 ms.
     echo 16 > /sys/block/rnullb0/queue/max_sectors_kb
