@@ -74,15 +74,7 @@ pub(crate) fn from_module_params() -> Result<(DeviceConfig, u32)> {
         pr_err!("{}\n", e);
         EINVAL
     })?;
-    not_yet(&config)?;
     Ok((config, n))
-}
-
-/// Refuse, with a message, modes this build does not implement yet (also
-/// at configfs `power=1`). Every mode is implemented now, so nothing is
-/// refused; kept for modes still to come.
-pub(crate) fn not_yet(_config: &DeviceConfig) -> Result {
-    Ok(())
 }
 
 impl kernel::fmt::Display for ParamError {

@@ -394,7 +394,6 @@ fn power(device_dir: &DeviceDir, state: &mut DirState, on: bool) -> Result {
     let dir: &CStr = &device_dir.name;
     let config = &state.config;
     checked(dir, config.validate(device::nr_cpu_ids()))?;
-    crate::config::not_yet(config)?;
     let disk = NullDevice::new(fmt!("{}", dir), config, &device_dir.debugfs).inspect_err(|e| {
         pr_err!("{}: cannot create the disk: {:?}\n", dir, e);
     })?;

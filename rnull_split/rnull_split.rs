@@ -2,9 +2,10 @@
 
 //! rnull_split: a Rust null block device with C null_blk's parameters.
 //!
-//! `insmod rnull_split.ko` creates `nr_devices` disks `/dev/rnullb0`, ... that
-//! complete every request without moving data. The knobs are C null_blk's,
-//! with the same names, defaults and meaning:
+//! `insmod rnull_split.ko` creates `nr_devices` disks `/dev/rnullb0`, ...
+//! that complete every request, without moving data unless
+//! `memory_backed=1`. The knobs are C null_blk's, with the same names,
+//! defaults and meaning:
 //!
 //! - `gb`, `bs`: size in GiB and block size (a power of two, 512..4096);
 //! - `submit_queues`, `hw_queue_depth`: blk-mq hardware queues and tags;
@@ -12,15 +13,22 @@
 //!   lower it at run time and the block layer then splits bios with fast
 //!   clones (`bio_split()`) before they reach the driver;
 //! - `irqmode`: 0 completes in `queue_rq`, 1 through the block layer's
-//!   softirq completion;
-//! - `queue_mode`: 2 (blk-mq) is the mode implemented here.
+//!   softirq completion, 2 from an hrtimer `completion_nsec` later (one per
+//!   request, in its driver data);
+//! - `queue_mode`: 2 (blk-mq) or 0 (bio-based: the driver splits bios
+//!   itself, with fast or deep clones, `split_clone`; `bio_queue.rs`);
+//! - `memory_backed`, `discard`: keep written data (`store.rs`).
+//!
+//! Disks can also be made at run time through configfs (`configfs.rs`,
+//! C null_blk's attribute names); counters are in debugfs (`debugfs.rs`).
 //!
 //! A bad value makes `insmod` fail with `EINVAL` and a message naming the
 //! parameter and what it accepts; no device is left behind.
 //!
 //! Layout: `config.rs` turns parameters into a validated [`DeviceConfig`]
 //! (the checks themselves are the pure `common/params.rs`, unit-tested on the
-//! host); `device.rs` is the disk and its queue.
+//! host); `device.rs` is the disk and its queue, `timer.rs` the `irqmode=2`
+//! timers.
 
 use kernel::prelude::*;
 
