@@ -89,6 +89,13 @@ def write(name, md, js):
     json.dump({"meta": meta, **js}, open(os.path.join(args.outdir, name + ".json"), "w"), indent=1)
 
 
+def save_fig(plt, fig, name):
+    """Lay out `fig`, write it to results/NAME and free it."""
+    fig.tight_layout()
+    fig.savefig(os.path.join(args.outdir, name), dpi=90)
+    plt.close(fig)
+
+
 def plt_or_none():
     try:
         import matplotlib
@@ -363,9 +370,7 @@ def report_null():
         ax2.set_ylabel("fast / deep")
         ax2.legend(fontsize=8)
         fig.suptitle("Seed: bio splitting with fast vs deep clones (icount)", fontsize=9)
-        fig.tight_layout()
-        fig.savefig(os.path.join(args.outdir, "seeds.png"), dpi=90)
-        plt.close(fig)
+        save_fig(plt, fig, "seeds.png")
 
 
 # --------------------------------------------------------------------------
@@ -454,9 +459,7 @@ def report_virtio():
     ax.set_yscale("log")
     ax.legend(fontsize=8)
     ax.set_title("virtio, icount, libaio 2 jobs x QD32 (median, min–max)", fontsize=9)
-    fig.tight_layout()
-    fig.savefig(os.path.join(args.outdir, "virtio.png"), dpi=90)
-    plt.close(fig)
+    save_fig(plt, fig, "virtio.png")
 
 
 # --------------------------------------------------------------------------
@@ -501,9 +504,7 @@ def report_wallclock():
         ax.set_xticks(range(len(labels)), labels, fontsize=7, rotation=20)
         ax.set_title(desc[k], fontsize=8)
     fig.suptitle("wall clock, multi-threaded TCG (bars: median, dots: samples)", fontsize=9)
-    fig.tight_layout()
-    fig.savefig(os.path.join(args.outdir, "wallclock.png"), dpi=90)
-    plt.close(fig)
+    save_fig(plt, fig, "wallclock.png")
 
 
 {"null": report_null, "virtio": report_virtio, "wallclock": report_wallclock}[args.kind]()
