@@ -4,7 +4,11 @@
 #   make check      host unit tests + guest tests, ends with "N passed, N failed"
 #   make check-debug the guest suites on the debug kernel (KASAN, lockdep,
 #                   kmemleak...), modules built for it into out/debug/modules
-#   make run        side-by-side benchmark of the Rust and C drivers
+#   make run        Rust vs C drivers benchmark, a representative subset in
+#                   deterministic guest time (QEMU icount), minutes; results/
+#   make bench-full the whole benchmark matrix (hours); results/full/
+#   make blktests   blktests on C null_blk and on the Rust drivers, one table
+#                   in results/blktests.md (settings: scripts/blktests.sh)
 #   make kernel     build (or reuse) the cached test kernel
 #   make setup      install the host packages and bindgen
 #
@@ -19,7 +23,7 @@ KMAKE_ARGS := LLVM=$(LLVM) RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc \
 	CONFIG_BLK_DEV_RNULL_SPLIT=m CONFIG_BLK_DEV_RVIRTIO=m
 KMAKE := $(MAKE) -C $(KDIR) M=$(CURDIR) $(KMAKE_ARGS)
 
-.PHONY: default modules modules_install clean rust-analyzer setup kernel check run host-test fmt
+.PHONY: default modules modules_install clean rust-analyzer setup kernel check run bench-full host-test fmt
 .PHONY: kernel-debug modules-debug check-debug
 
 default: modules
@@ -38,7 +42,7 @@ rust-analyzer:
 	$(KMAKE) rust-analyzer
 
 fmt:
-	rustfmt --config-path $(KDIR)/source/.rustfmt.toml --check \
+	/usr/bin/rustfmt --edition 2021 --config-path $(KDIR)/source/.rustfmt.toml --check \
 		$$(git ls-files 'rnull_split/*.rs' 'rvirtio_blk/*.rs' 'common/*.rs')
 
 setup:
@@ -56,7 +60,11 @@ check: kernel
 
 run: kernel
 	$(MAKE) modules
-	scripts/run.sh
+	BENCH_COMMAND="make run" scripts/run.sh subset
+
+bench-full: kernel
+	$(MAKE) modules
+	BENCH_COMMAND="make bench-full" scripts/run.sh full
 
 # --- debug kernel -------------------------------------------------------------
 # The same guest suites on the debug flavour (kernel/debug.fragment). Its
@@ -73,12 +81,39 @@ DEBUG_SUITES ?= $(GUEST_SUITES)
 kernel-debug: setup
 	FLAVOUR=debug scripts/kernel.sh build
 
-modules-debug:
-	mkdir -p $(DEBUG_MODDIR)
+# $(call modules_for,KDIR,MODDIR): build the modules from a copy of the
+# sources in MODDIR against the kernel tree KDIR (another flavour's).
+define modules_for
+	mkdir -p $(2)
 	git ls-files -co --exclude-standard Kbuild common rnull_split rvirtio_blk \
-		| xargs cp -pu --parents -t $(DEBUG_MODDIR)
-	$(MAKE) -C $(DEBUG_KDIR) M=$(DEBUG_MODDIR) $(KMAKE_ARGS) modules
+		| xargs cp -pu --parents -t $(2)
+	$(MAKE) -C $(1) M=$(2) $(KMAKE_ARGS) modules
+endef
+
+modules-debug:
+	$(call modules_for,$(DEBUG_KDIR),$(DEBUG_MODDIR))
 
 check-debug: kernel-debug
 	$(MAKE) modules-debug
 	FLAVOUR=debug MODDIR=$(DEBUG_MODDIR) OUT_DIR=$(DEBUG_OUT) scripts/check.sh $(DEBUG_SUITES)
+
+# --- blktests -----------------------------------------------------------------
+# blktests, unmodified (BLKTESTS, default ../shared/blktests), one guest per
+# driver on the blktests flavour (kernel/blktests.fragment: zoned, blk-cgroup,
+# fault injection, /proc/config.gz); modules built for it from a copy of the
+# sources in out/blktests/modules. Settings are variables of
+# scripts/blktests.sh, e.g. make blktests BLKTESTS_GROUPS=throtl
+BLKTESTS_KDIR = $(shell MAKEFLAGS= FLAVOUR=blktests scripts/kernel.sh kdir 2>/dev/null)
+BLKTESTS_MODDIR := $(CURDIR)/out/blktests/modules
+
+.PHONY: kernel-blktests modules-blktests blktests
+
+kernel-blktests: setup
+	FLAVOUR=blktests scripts/kernel.sh build
+
+modules-blktests:
+	$(call modules_for,$(BLKTESTS_KDIR),$(BLKTESTS_MODDIR))
+
+blktests: kernel-blktests
+	$(MAKE) modules-blktests
+	MODDIR=$(BLKTESTS_MODDIR) scripts/blktests.sh

@@ -86,6 +86,8 @@ patches() { ls "$REPO"/kernel/patches/*.patch 2>/dev/null | sort; }
 fragments() {
     echo "$REPO/kernel/config.fragment"
     if [[ $FLAVOUR == debug ]]; then echo "$REPO/kernel/debug.fragment"; fi
+    # blktests' needs (zoned, blk-cgroup, fault injection...): make blktests
+    if [[ $FLAVOUR == blktests ]]; then echo "$REPO/kernel/blktests.fragment"; fi
 }
 
 cache_key() {
