@@ -120,7 +120,10 @@ setup_modules() {
     if [[ $drv == rust && -n $BT_NULL_BLK_KO ]]; then
         install -m 644 "$BT_NULL_BLK_KO" "$m/kernel/drivers/block/null_blk/null_blk.ko" \
             || { say "cannot install $BT_NULL_BLK_KO as null_blk.ko"; return 1; }
-        say "null_blk.ko is $BT_NULL_BLK_KO ($(modinfo -F name "$BT_NULL_BLK_KO" 2>/dev/null))"
+        local name; name=$(modinfo -F name "$BT_NULL_BLK_KO" 2>/dev/null)
+        say "null_blk.ko is $BT_NULL_BLK_KO (module name: ${name:-?})"
+        # blktests finds it by /sys/module/null_blk and `modprobe -r null_blk`
+        [[ $name == null_blk ]] || say "warning: its module name is not null_blk: blktests will not find it loaded"
     fi
     depmod -a "$KVER" || { say "depmod failed"; return 1; }
     say "module tree $m: $n modules from $KDIR; null_blk: $(modinfo -F filename null_blk 2>&1)"

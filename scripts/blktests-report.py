@@ -283,12 +283,14 @@ def tally(drv):
 
 print("# blktests: C null_blk vs Rust\n")
 print("blktests %s, unmodified; kernel flavour blktests (kernel/blktests.fragment); "
-      "TIMEOUT=%s, RUN_ZONED_TESTS=%s; each test one ./check, killed after %s s. "
+      "TIMEOUT=%s, RUN_ZONED_TESTS=%s; each test one ./check, killed after %s s; "
+      "QEMU TCG guest `%s`. "
       "Groups over null_blk: %s%s. Device-only tests: %s, on the null disk (`%s`) "
       "and a 1 GiB virtio-blk disk. Rust column: the groups over %s; the device-only "
       "tests on rnull_split (rnullb0) and rvirtio_blk (rvdX).\n"
       % ((read(os.path.join(tree, "UPSTREAM-VERSION")).split() or ["?"])[0],
          e0.get("BT_TIMEOUT", "?"), e0.get("BT_ZONED", "?"), e0.get("BT_TEST_TIMEOUT", "?"),
+         e0.get("BT_VM", "?"),
          " ".join(groups) or "none", (", excluding " + " ".join(exclude)) if exclude else "",
          " ".join(dev_tests) or "none", e0.get("BT_NULL_DEV_PARAMS", ""),
          ("`%s` installed as null_blk.ko" % os.path.basename(null_ko)) if null_ko

@@ -30,6 +30,10 @@
 #   BLKTESTS_TEST_TIMEOUT  seconds before a test (one ./check each) is
 #                       killed and counted as failed ("hung"): 1800
 #   BLKTESTS_VM_TIMEOUT seconds before a guest is killed: 21600
+#   BLKTESTS_VM_SMP     guest CPUs (QEMU -smp): 4. block/038 sets
+#                       submit_queues=4, which null_blk refuses beyond
+#                       nr_cpu_ids (and this kernel, without
+#                       CONFIG_HYPERVISOR_GUEST, ignores maxcpus= slots)
 #   BLKTESTS_VM_MEM     guest memory in MB: 8192 (throtl/006 makes ext4 on a
 #                       250 GB memory-backed null_blk with its inode tables
 #                       zeroed: over 5 GB of null_blk pages; QEMU touches the
@@ -58,6 +62,7 @@ BLKTESTS_EXCLUDE=${BLKTESTS_EXCLUDE:-}
 BLKTESTS_TEST_TIMEOUT=${BLKTESTS_TEST_TIMEOUT:-1800}
 BLKTESTS_VM_TIMEOUT=${BLKTESTS_VM_TIMEOUT:-21600}
 BLKTESTS_VM_MEM=${BLKTESTS_VM_MEM:-8192}
+BLKTESTS_VM_SMP=${BLKTESTS_VM_SMP:-4}
 export MODDIR=${MODDIR:-$REPO/out/blktests/modules}
 OUT=$REPO/out/blktests
 if [[ -n $BLKTESTS_RUST_NULL_BLK_KO ]]; then
@@ -103,6 +108,7 @@ for drv in $BLKTESTS_DRIVERS; do
         printf 'BT_NULL_BLK_KO=%q\n' "$ko"
         printf 'BT_EXCLUDE=%q\n' "$BLKTESTS_EXCLUDE"
         printf 'BT_TEST_TIMEOUT=%q\n' "$BLKTESTS_TEST_TIMEOUT"
+        printf 'BT_VM=%q\n' "-smp $BLKTESTS_VM_SMP -m $BLKTESTS_VM_MEM"
     } > "$o/blktests.env"
     # The virtio disk of the device-only tests: 1 GiB, sparse, flushes not
     # forwarded to the host's disk (the guest still sends them).
@@ -111,7 +117,7 @@ for drv in $BLKTESTS_DRIVERS; do
     log "guest $drv: blktests ${BLKTESTS_GROUPS:+groups $BLKTESTS_GROUPS}${BLKTESTS_DEV_TESTS:+, device-only $BLKTESTS_DEV_TESTS} (console: $o/vm.log)"
     t0=$SECONDS
     set +e
-    scripts/vm.sh --cpus 2 --mem "$BLKTESTS_VM_MEM" --timeout "$BLKTESTS_VM_TIMEOUT" --out "$o" \
+    scripts/vm.sh --cpus "$BLKTESTS_VM_SMP" --mem "$BLKTESTS_VM_MEM" --timeout "$BLKTESTS_VM_TIMEOUT" --out "$o" \
         --qemu -drive --qemu "file=$img,if=none,id=bt,format=raw,cache=unsafe" \
         --qemu -device --qemu virtio-blk-pci,drive=bt,serial=blktests \
         -- scripts/blktests-guest.sh "$drv" 2>&1 | tee "$o/vm.log" \
