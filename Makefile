@@ -20,7 +20,7 @@ LLVM ?= -19
 export LIBCLANG_PATH ?= /usr/lib/llvm$(LLVM)/lib
 KMAKE_ARGS := LLVM=$(LLVM) RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc \
 	HOSTRUSTC=/usr/bin/rustc BINDGEN=$(HOME)/.cargo/bin/bindgen \
-	CONFIG_BLK_DEV_RNULL_SPLIT=m CONFIG_BLK_DEV_RVIRTIO=m
+	CONFIG_BLK_DEV_RNULL_SPLIT=m CONFIG_BLK_DEV_RNULL_SPLIT_NULL_BLK=m CONFIG_BLK_DEV_RVIRTIO=m
 KMAKE := $(MAKE) -C $(KDIR) M=$(CURDIR) $(KMAKE_ARGS)
 
 .PHONY: default modules modules_install clean rust-analyzer setup kernel check run bench-full host-test fmt

@@ -91,6 +91,8 @@ pub struct RawParams<'a> {
     pub nr_devices: u32,
     /// `submit_queues`: hardware queues.
     pub submit_queues: i32,
+    /// `poll_queues`: hardware queues for polled I/O, besides those.
+    pub poll_queues: i32,
     /// `hw_queue_depth`: tags per hardware queue.
     pub hw_queue_depth: i32,
     /// `max_sectors`: largest request in 512-byte sectors, 0 = block layer default.
@@ -117,6 +119,7 @@ impl Default for RawParams<'_> {
             bs: 512,
             nr_devices: 1,
             submit_queues: 1,
+            poll_queues: 1,
             hw_queue_depth: 64,
             max_sectors: 0,
             queue_mode: 2,
@@ -138,6 +141,8 @@ pub struct DeviceConfig {
     pub block_size: u32,
     /// Hardware queues.
     pub submit_queues: u32,
+    /// Hardware queues for polled I/O (blk-mq only), after those.
+    pub poll_queues: u32,
     /// Tags per hardware queue.
     pub hw_queue_depth: u32,
     /// Largest request in sectors, 0 = block layer default.
@@ -279,6 +284,20 @@ pub fn validate_submit_queues(q: i64, nr_cpus: u32) -> Result<u32, ParamError> {
     Ok(v as u32)
 }
 
+/// Validate `poll_queues` against the number of possible CPUs (C null_blk
+/// has `poll_queues` queues for polled I/O, 0 for none, besides its
+/// `submit_queues`).
+pub fn validate_poll_queues(q: i64, nr_cpus: u32) -> Result<u32, ParamError> {
+    let v = in_range(
+        "poll_queues",
+        q,
+        0,
+        nr_cpus as i64,
+        "from 0 to the number of possible CPUs",
+    )?;
+    Ok(v as u32)
+}
+
 /// Validate `hw_queue_depth`.
 pub fn validate_hw_queue_depth(d: i64) -> Result<u32, ParamError> {
     let v = in_range(
@@ -371,6 +390,7 @@ impl RawParams<'_> {
             capacity_sectors: validate_gb(self.gb as i64)?,
             block_size,
             submit_queues: validate_submit_queues(self.submit_queues as i64, nr_cpus)?,
+            poll_queues: validate_poll_queues(self.poll_queues as i64, nr_cpus)?,
             hw_queue_depth: validate_hw_queue_depth(self.hw_queue_depth as i64)?,
             max_sectors: validate_max_sectors(self.max_sectors as i64, block_size)?,
             queue_mode: validate_queue_mode(self.queue_mode as i64)?,
@@ -426,7 +446,7 @@ impl DeviceConfig {
     /// Check a configuration edited one configfs attribute at a time before
     /// it becomes a disk: every field again, and the rules between fields
     /// (`max_sectors` a multiple of the block size, `discard` only with
-    /// `memory_backed`, `submit_queues` at most `nr_cpus`). Errors name the
+    /// `memory_backed`, `submit_queues` and `poll_queues` at most `nr_cpus`). Errors name the
     /// module parameter; see [`ParamError::for_configfs`].
     pub fn validate(&self, nr_cpus: u32) -> Result<(), ParamError> {
         let bs = validate_bs(self.block_size as i64)?;
@@ -439,6 +459,7 @@ impl DeviceConfig {
         }
         validate_max_sectors(self.max_sectors as i64, bs)?;
         validate_submit_queues(self.submit_queues as i64, nr_cpus)?;
+        validate_poll_queues(self.poll_queues as i64, nr_cpus)?;
         validate_hw_queue_depth(self.hw_queue_depth as i64)?;
         validate_completion_nsec(self.completion_nsec)?;
         validate_discard(self.discard, self.memory_backed)?;
@@ -446,14 +467,14 @@ impl DeviceConfig {
     }
 }
 
-/// Whether `name` is the name of a load-time device (`rnullb0` ..
-/// `rnullb<nr_devices - 1>`), which a configfs directory must not take
-/// (C null_blk refuses such a `mkdir` with `EEXIST`).
-pub fn is_load_time_name(name: &[u8], nr_devices: u32) -> bool {
-    let Some(index) = name.strip_prefix(b"rnullb") else {
+/// Whether `name` is the name of a load-time device (`<prefix>0` ..
+/// `<prefix><nr_devices - 1>`, e.g. `rnullb0`), which a configfs directory
+/// must not take (C null_blk refuses such a `mkdir` with `EEXIST`).
+pub fn is_load_time_name(name: &[u8], prefix: &str, nr_devices: u32) -> bool {
+    let Some(index) = name.strip_prefix(prefix.as_bytes()) else {
         return false;
     };
-    // "rnullb" followed by the decimal index as `format!("{}")` writes it
+    // the prefix followed by the decimal index as `format!("{}")` writes it
     if index.is_empty() || index.len() > 10 || (index.len() > 1 && index[0] == b'0') {
         return false;
     }

@@ -61,6 +61,7 @@ pub(crate) fn from_module_params() -> Result<(DeviceConfig, u32)> {
         bs: p::bs.value(),
         nr_devices: p::nr_devices.value(),
         submit_queues: p::submit_queues.value(),
+        poll_queues: p::poll_queues.value(),
         hw_queue_depth: p::hw_queue_depth.value(),
         max_sectors: p::max_sectors.value(),
         queue_mode: p::queue_mode.value(),

@@ -58,7 +58,7 @@ use kernel::{
     sync::Mutex,
 };
 
-/// The configfs subsystem `rnull_split`, for the crate root to embed: new
+/// The configfs subsystem `rnull_split` (`nullb` for `null_blk.ko`), for the crate root to embed: new
 /// directories get `defaults` and may not be named like the `nr_devices`
 /// load-time disks; their disks put their counters in `debugfs`.
 pub(crate) fn subsystem(
@@ -75,7 +75,7 @@ pub(crate) fn subsystem(
         ],
     };
     configfs::Subsystem::new(
-        c"rnull_split",
+        crate::names::CONFIGFS,
         item_type,
         try_pin_init!(Config {
             defaults,
@@ -119,7 +119,7 @@ impl configfs::GroupOperations for Config {
     /// `mkdir`: a directory with the module parameters' configuration and
     /// no disk.
     fn make_group(&self, name: &CStr) -> Result<impl PinInit<configfs::Group<DeviceDir>, Error>> {
-        if params::is_load_time_name(name.to_bytes(), self.nr_devices) {
+        if params::is_load_time_name(name.to_bytes(), crate::names::DISK, self.nr_devices) {
             pr_err!("{}: name of a load-time device\n", name);
             return Err(EEXIST);
         }
@@ -250,6 +250,7 @@ device_attributes! {
     9 hw_queue_depth HwQueueDepth,
     10 split_clone SplitClone,
     11 power Power,
+    12 poll_queues PollQueues,
 }
 
 impl Attr {
@@ -266,6 +267,7 @@ impl Attr {
             Self::MemoryBacked => writeln!(out, "{}", u8::from(c.memory_backed)),
             Self::Discard => writeln!(out, "{}", u8::from(c.discard)),
             Self::SubmitQueues => writeln!(out, "{}", c.submit_queues),
+            Self::PollQueues => writeln!(out, "{}", c.poll_queues),
             Self::HwQueueDepth => writeln!(out, "{}", c.hw_queue_depth),
             Self::SplitClone => writeln!(out, "{}", c.split_clone.name()),
             Self::Power => writeln!(out, "{}", u8::from(state.disk.is_some())),
@@ -318,6 +320,13 @@ impl Attr {
                 c.submit_queues = checked(
                     dir,
                     params::validate_submit_queues(v.into(), device::nr_cpu_ids()),
+                )?;
+            }
+            Self::PollQueues => {
+                let v: u32 = parse(dir, self, text)?;
+                c.poll_queues = checked(
+                    dir,
+                    params::validate_poll_queues(v.into(), device::nr_cpu_ids()),
                 )?;
             }
             Self::HwQueueDepth => {

@@ -15,11 +15,12 @@ use kernel::{
     block::mq::{
         self,
         gen_disk::{BioDisk, GenDisk, GenDiskBuilder},
-        Operations, Refused, TagSet, TagSetFlags,
+        HwQueue, HwQueueKind, HwQueues, Operations, Refused, TagSet, TagSetFlags,
     },
+    new_spinlock,
     prelude::*,
     str::CString,
-    sync::{aref::ARef, Arc},
+    sync::{aref::ARef, Arc, SpinLock},
     time::Delta,
 };
 
@@ -75,16 +76,26 @@ impl NullDevice {
                 } else {
                     TagSetFlags::empty()
                 };
+                let queues = HwQueues {
+                    default: config.submit_queues,
+                    poll: config.poll_queues,
+                };
                 let tagset = Arc::pin_init(
-                    TagSet::new_with_flags(config.submit_queues, config.hw_queue_depth, 1, flags),
+                    TagSet::new_with_hw_queues(queues, config.hw_queue_depth, flags),
                     GFP_KERNEL,
                 )?;
+                let mut poll_lists = KVec::with_capacity(config.poll_queues as usize, GFP_KERNEL)?;
+                for _ in 0..config.poll_queues {
+                    poll_lists.push(PollList::new(config.hw_queue_depth)?, GFP_KERNEL)?;
+                }
                 let queue_data = KBox::new(
                     QueueData {
                         irqmode: config.irqmode,
                         completion: timer::delay(config.completion_nsec)?,
                         stats: stats.clone(),
                         store,
+                        submit_queues: config.submit_queues,
+                        poll_lists,
                     },
                     GFP_KERNEL,
                 )?;
@@ -115,6 +126,60 @@ pub(crate) struct QueueData {
     completion: Delta,
     stats: Arc<Stats>,
     store: Option<Arc<Store>>,
+    /// The default hardware queues; the poll queues follow them.
+    submit_queues: u32,
+    /// One list per poll queue (`poll_queues`).
+    poll_lists: KVec<Pin<KBox<PollList>>>,
+}
+
+impl QueueData {
+    /// The list of poll queue `hw_queue`.
+    fn poll_list(&self, hw_queue: HwQueue) -> Option<&PollList> {
+        let index = hw_queue.index().checked_sub(self.submit_queues)?;
+        self.poll_lists.get(index as usize).map(|list| &**list)
+    }
+}
+
+/// The requests issued to one poll queue, in order, until it is polled
+/// (C null_blk's `nullb_queue.poll_list`). There is room for every tag of
+/// the queue, so adding a request never allocates.
+#[pin_data]
+struct PollList {
+    #[pin]
+    requests: SpinLock<KVec<ARef<mq::Request<NullQueue>>>>,
+}
+
+impl PollList {
+    fn new(depth: u32) -> Result<Pin<KBox<Self>>> {
+        let requests = KVec::with_capacity(depth as usize, GFP_KERNEL)?;
+        KBox::pin_init(
+            pin_init!(Self {
+                requests <- new_spinlock!(requests, "rnull_split:poll_list"),
+            }),
+            GFP_KERNEL,
+        )
+    }
+
+    /// Keep `rq` until the queue is polled.
+    fn add(&self, rq: ARef<mq::Request<NullQueue>>) {
+        // A queue has no more requests in flight than tags, so this fits;
+        // if it ever did not, the request is ended now rather than lost.
+        if let Err(e) = self.requests.lock().push_within_capacity(rq) {
+            end(e.0);
+        }
+    }
+
+    /// End every request kept; returns how many.
+    fn end_all(&self) -> u32 {
+        let mut n = 0;
+        // Ended under the lock, as C virtio_blk ends requests under its
+        // queue's lock: ending a request does not issue another one here.
+        for rq in self.requests.lock().drain_all() {
+            end(rq);
+            n += 1;
+        }
+        n
+    }
 }
 
 /// The blk-mq operations of a [`NullDevice`].
@@ -156,6 +221,15 @@ impl Operations for NullQueue {
         }
         Stats::inc(&queue_data.stats.requests);
         Stats::add(&queue_data.stats.bytes, rq.bytes().into());
+        // As C null_blk: a polled request is done when its queue is polled,
+        // whatever `irqmode` says.
+        let hw_queue = rq.hw_queue();
+        if hw_queue.kind() == HwQueueKind::Poll {
+            if let Some(list) = queue_data.poll_list(hw_queue) {
+                list.add(rq);
+                return Ok(());
+            }
+        }
         match queue_data.irqmode {
             IrqMode::Timer => timer::complete_rq_later(rq, queue_data.completion),
             IrqMode::Softirq => mq::Request::complete(rq),
@@ -165,6 +239,14 @@ impl Operations for NullQueue {
     }
 
     fn commit_rqs(_queue_data: &QueueData) {}
+
+    fn poll(queue_data: &QueueData, hw_queue: HwQueue) -> u32 {
+        let n = queue_data.poll_list(hw_queue).map_or(0, PollList::end_all);
+        if n > 0 {
+            Stats::add(&queue_data.stats.polled, n.into());
+        }
+        n
+    }
 
     fn complete(rq: ARef<mq::Request<Self>>) {
         end(rq);

@@ -9,6 +9,9 @@
 //!
 //! - `gb`, `bs`: size in GiB and block size (a power of two, 512..4096);
 //! - `submit_queues`, `hw_queue_depth`: blk-mq hardware queues and tags;
+//! - `poll_queues`: hardware queues for polled I/O (io_uring `IOPOLL`,
+//!   `RWF_HIPRI`) besides those, completed when polled: 1, as C, gives C
+//!   null_blk's default layout (two hardware queues, so no I/O scheduler);
 //! - `max_sectors`: the queue's `max_hw_sectors`; `queue/max_sectors_kb` can
 //!   lower it at run time and the block layer then splits bios with fast
 //!   clones (`bio_split()`) before they reach the driver;
@@ -53,63 +56,106 @@ mod timer;
 
 use config::SplitCloneArg;
 
-module! {
-    type: RnullSplit,
-    name: "rnull_split",
-    authors: ["rnull-split project"],
-    description: "Rust null block driver with fast-clone bio splitting",
-    license: "GPL v2",
-    params: {
-        gb: i32 {
-            default: 250,
-            description: "Size in GB",
-        },
-        bs: i32 {
-            default: 512,
-            description: "Block size (in bytes)",
-        },
-        nr_devices: u32 {
-            default: 1,
-            description: "Number of devices to register",
-        },
-        submit_queues: i32 {
-            default: 1,
-            description: "Number of submission queues",
-        },
-        hw_queue_depth: i32 {
-            default: 64,
-            description: "Queue depth for each hardware queue. Default: 64",
-        },
-        max_sectors: i32 {
-            default: 0,
-            description: "Maximum size of a command (in 512B sectors)",
-        },
-        queue_mode: i32 {
-            default: 2,
-            description: "Block interface to use (0=bio,2=multiqueue)",
-        },
-        irqmode: i32 {
-            default: 1,
-            description: "IRQ completion handler. 0-none, 1-softirq, 2-timer",
-        },
-        completion_nsec: u64 {
-            default: 10_000,
-            description: "Time in ns to complete a request in hardware. Default: 10,000ns",
-        },
-        memory_backed: bool {
-            default: false,
-            description: "Create a memory-backed block device. Default: false",
-        },
-        discard: bool {
-            default: false,
-            description: "Support discard operations (requires memory-backed device). Default: false",
-        },
-        split_clone: SplitCloneArg {
-            default: SplitCloneArg::FAST,
-            description: "How bio mode makes split pieces: fast (bio_split) or deep (pre-2015 clone). Default: fast",
-        },
-    },
+/// The names a build registers. `rnull_split.ko` has its own; the same
+/// sources built as `null_blk.ko` (`--cfg null_blk`, see the Kbuild file)
+/// take C null_blk's, so that tools written for C null_blk, blktests above
+/// all, find it: module `null_blk`, disks `nullb0`..., configfs `nullb`.
+mod names {
+    use kernel::str::CStr;
+
+    /// The load-time disks are `<DISK>0`, `<DISK>1`, ...
+    pub(crate) const DISK: &str = if cfg!(null_blk) { "nullb" } else { "rnullb" };
+    /// The configfs subsystem, `/sys/kernel/config/<CONFIGFS>`.
+    pub(crate) const CONFIGFS: &CStr = if cfg!(null_blk) {
+        c"nullb"
+    } else {
+        c"rnull_split"
+    };
+    /// The debugfs directory, `/sys/kernel/debug/<DEBUGFS>`.
+    pub(crate) const DEBUGFS: &CStr = if cfg!(null_blk) {
+        c"null_blk"
+    } else {
+        c"rnull_split"
+    };
 }
+
+/// `module!` for this crate, named `$name`: its parameters are C null_blk's.
+macro_rules! null_module {
+    ($name:tt, $description:tt) => {
+        module! {
+            type: RnullSplit,
+            name: $name,
+            authors: ["rnull-split project"],
+            description: $description,
+            license: "GPL v2",
+            params: {
+                gb: i32 {
+                    default: 250,
+                    description: "Size in GB",
+                },
+                bs: i32 {
+                    default: 512,
+                    description: "Block size (in bytes)",
+                },
+                nr_devices: u32 {
+                    default: 1,
+                    description: "Number of devices to register",
+                },
+                submit_queues: i32 {
+                    default: 1,
+                    description: "Number of submission queues",
+                },
+                poll_queues: i32 {
+                    default: 1,
+                    description: "Number of IOPOLL submission queues",
+                },
+                hw_queue_depth: i32 {
+                    default: 64,
+                    description: "Queue depth for each hardware queue. Default: 64",
+                },
+                max_sectors: i32 {
+                    default: 0,
+                    description: "Maximum size of a command (in 512B sectors)",
+                },
+                queue_mode: i32 {
+                    default: 2,
+                    description: "Block interface to use (0=bio,2=multiqueue)",
+                },
+                irqmode: i32 {
+                    default: 1,
+                    description: "IRQ completion handler. 0-none, 1-softirq, 2-timer",
+                },
+                completion_nsec: u64 {
+                    default: 10_000,
+                    description: "Time in ns to complete a request in hardware. Default: 10,000ns",
+                },
+                memory_backed: bool {
+                    default: false,
+                    description: "Create a memory-backed block device. Default: false",
+                },
+                discard: bool {
+                    default: false,
+                    description: "Support discard operations (requires memory-backed device). Default: false",
+                },
+                split_clone: SplitCloneArg {
+                    default: SplitCloneArg::FAST,
+                    description: "How bio mode makes split pieces: fast (bio_split) or deep (pre-2015 clone). Default: fast",
+                },
+            },
+        }
+    };
+}
+
+#[cfg(not(null_blk))]
+null_module!(
+    "rnull_split",
+    "Rust null block driver with fast-clone bio splitting"
+);
+#[cfg(null_blk)]
+null_module!(
+    "null_blk",
+    "rnull_split as null_blk: C null_blk's names, for blktests"
+);
 
 /// Fields drop in order: configfs (its devices are gone: each pins the
 /// module), the devices, then the debugfs directory that holds theirs.
@@ -125,12 +171,15 @@ impl kernel::InPlaceModule for RnullSplit {
     fn init(_module: &'static ThisModule) -> impl PinInit<Self, Error> {
         pin_init::pin_init_scope(|| {
             let (config, nr_devices) = config::from_module_params()?;
-            let debugfs = debugfs::Root::new(c"rnull_split");
+            let debugfs = debugfs::Root::new(names::DEBUGFS);
             let mut devices = KVec::with_capacity(nr_devices as usize, GFP_KERNEL)?;
             for index in 0..nr_devices {
                 // On error, `devices` drops and removes the disks made so far.
-                let dev =
-                    device::NullDevice::new(format_args!("rnullb{}", index), &config, &debugfs)?;
+                let dev = device::NullDevice::new(
+                    format_args!("{}{}", names::DISK, index),
+                    &config,
+                    &debugfs,
+                )?;
                 devices.push(dev, GFP_KERNEL)?;
             }
             pr_info!(

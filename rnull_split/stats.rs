@@ -21,6 +21,8 @@ pub(crate) struct Stats {
     pub(crate) requests: AtomicU64,
     /// Bytes of data served (reads and writes).
     pub(crate) bytes: AtomicU64,
+    /// Requests completed by polling a poll queue (`poll_queues`).
+    pub(crate) polled: AtomicU64,
 }
 
 impl Stats {
@@ -37,7 +39,7 @@ impl Stats {
     }
 
     /// Every counter with its debugfs file name.
-    pub(crate) fn named(&self) -> [(&'static kernel::str::CStr, &AtomicU64); 6] {
+    pub(crate) fn named(&self) -> [(&'static kernel::str::CStr, &AtomicU64); 7] {
         [
             (c"bios", &self.bios),
             (c"splits", &self.splits),
@@ -45,6 +47,7 @@ impl Stats {
             (c"deep_clones", &self.deep_clones),
             (c"requests", &self.requests),
             (c"bytes", &self.bytes),
+            (c"polled", &self.polled),
         ]
     }
 }

@@ -8,9 +8,9 @@
 #   guest "c":    the groups over C null_blk, then the device-only tests on
 #                 null_blk's nullb0 and on a C virtio_blk disk
 #   guest "rust": the groups over the module BLKTESTS_RUST_NULL_BLK_KO,
-#                 installed as null_blk.ko (none yet: the column says "not run:
-#                 no null_blk-compatible build yet"), then the device-only
-#                 tests on rnull_split's rnullb0 and on an rvirtio_blk disk
+#                 installed as null_blk.ko (rnull_split's null_blk build),
+#                 then the device-only tests on rnull_split's rnullb0 and on
+#                 an rvirtio_blk disk
 #
 # Settings (environment, or make variables: make blktests BLKTESTS_GROUPS=throtl):
 #   BLKTESTS            blktests checkout, used read-only (default
@@ -25,7 +25,10 @@
 #                       drivers: "gb=1 memory_backed=1 discard=1"
 #   BLKTESTS_RUST_NULL_BLK_KO  a Rust module named null_blk, compatible with
 #                       C null_blk's parameters and configfs (`nullb`), that
-#                       the rust guest installs as null_blk.ko (default: none)
+#                       the rust guest installs as null_blk.ko (default:
+#                       rnull_split/null_blk.ko of MODDIR, the same sources
+#                       built with C null_blk's names; "none": the column
+#                       says "not run")
 #   BLKTESTS_EXCLUDE    tests or groups left out (the table says so)
 #   BLKTESTS_TEST_TIMEOUT  seconds before a test (one ./check each) is
 #                       killed and counted as failed ("hung"): 1800
@@ -57,7 +60,6 @@ BLKTESTS_DRIVERS=${BLKTESTS_DRIVERS:-c rust}
 BLKTESTS_TIMEOUT=${BLKTESTS_TIMEOUT:-30}
 BLKTESTS_ZONED=${BLKTESTS_ZONED:-1}
 BLKTESTS_NULL_DEV_PARAMS=${BLKTESTS_NULL_DEV_PARAMS-gb=1 memory_backed=1 discard=1}
-BLKTESTS_RUST_NULL_BLK_KO=${BLKTESTS_RUST_NULL_BLK_KO:-}
 BLKTESTS_EXCLUDE=${BLKTESTS_EXCLUDE:-}
 BLKTESTS_TEST_TIMEOUT=${BLKTESTS_TEST_TIMEOUT:-1800}
 BLKTESTS_VM_TIMEOUT=${BLKTESTS_VM_TIMEOUT:-21600}
@@ -65,6 +67,8 @@ BLKTESTS_VM_MEM=${BLKTESTS_VM_MEM:-8192}
 BLKTESTS_VM_SMP=${BLKTESTS_VM_SMP:-4}
 export MODDIR=${MODDIR:-$REPO/out/blktests/modules}
 OUT=$REPO/out/blktests
+BLKTESTS_RUST_NULL_BLK_KO=${BLKTESTS_RUST_NULL_BLK_KO:-$MODDIR/rnull_split/null_blk.ko}
+[[ $BLKTESTS_RUST_NULL_BLK_KO == none ]] && BLKTESTS_RUST_NULL_BLK_KO=
 if [[ -n $BLKTESTS_RUST_NULL_BLK_KO ]]; then
     [[ -f $BLKTESTS_RUST_NULL_BLK_KO ]] || die "BLKTESTS_RUST_NULL_BLK_KO=$BLKTESTS_RUST_NULL_BLK_KO: no such file"
     BLKTESTS_RUST_NULL_BLK_KO=$(realpath "$BLKTESTS_RUST_NULL_BLK_KO")

@@ -150,7 +150,8 @@ fio_json() {
 
 # fio_field EXPR: a value from the last fio JSON (jobs[0]), e.g. read.io_bytes.
 fio_field() {
-    python3 -c "import json,sys; j=json.load(open('$FIO_JSON'))['jobs'][0]
+    # (fio may put warnings before the JSON in the output file)
+    python3 -c "import json,sys; s=open('$FIO_JSON').read(); j=json.loads(s[s.find('{'):])['jobs'][0]
 v=j
 for k in sys.argv[1].split('.'): v=v[k]
 print(v)" "$1"

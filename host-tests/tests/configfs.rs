@@ -27,7 +27,7 @@ fn size_mb() {
 fn attribute_names() {
     assert_eq!(configfs_name("gb"), "size");
     assert_eq!(configfs_name("bs"), "blocksize");
-    for same in ["max_sectors", "queue_mode", "irqmode", "submit_queues", "split_clone"] {
+    for same in ["max_sectors", "queue_mode", "irqmode", "submit_queues", "poll_queues", "split_clone"] {
         assert_eq!(configfs_name(same), same);
     }
     let e = validate_bs(1000).unwrap_err().for_configfs();
@@ -75,6 +75,7 @@ fn whole_config_every_field_again() {
         (DeviceConfig { max_sectors: 4, ..config() }, "max_sectors"),
         (DeviceConfig { max_sectors: 2561, ..config() }, "max_sectors"),
         (DeviceConfig { submit_queues: 0, ..config() }, "submit_queues"),
+        (DeviceConfig { poll_queues: 3, ..config() }, "poll_queues"),
         (DeviceConfig { hw_queue_depth: 0, ..config() }, "hw_queue_depth"),
         (DeviceConfig { hw_queue_depth: 10241, ..config() }, "hw_queue_depth"),
         (
@@ -95,9 +96,11 @@ fn whole_config_every_field_again() {
 
 #[test]
 fn load_time_names() {
-    assert!(is_load_time_name(b"rnullb0", 1));
-    assert!(is_load_time_name(b"rnullb1", 2));
-    assert!(is_load_time_name(b"rnullb1023", 1024));
+    assert!(is_load_time_name(b"rnullb0", "rnullb", 1));
+    assert!(is_load_time_name(b"nullb0", "nullb", 1));
+    assert!(!is_load_time_name(b"rnullb0", "nullb", 1));
+    assert!(is_load_time_name(b"rnullb1", "rnullb", 2));
+    assert!(is_load_time_name(b"rnullb1023", "rnullb", 1024));
     for (name, n) in [
         (&b"rnullb0"[..], 0),
         (b"rnullb1", 1),
@@ -110,6 +113,6 @@ fn load_time_names() {
         (b"disk0", 1),
         (b"Rnullb0", 1),
     ] {
-        assert!(!is_load_time_name(name, n), "{:?} {n}", core::str::from_utf8(name));
+        assert!(!is_load_time_name(name, "rnullb", n), "{:?} {n}", core::str::from_utf8(name));
     }
 }

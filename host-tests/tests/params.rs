@@ -11,6 +11,7 @@ fn defaults_match_null_blk() {
     assert_eq!(c.capacity_sectors, 250 * 1024 * 1024 * 2);
     assert_eq!(c.block_size, 512);
     assert_eq!(c.submit_queues, 1);
+    assert_eq!(c.poll_queues, 1);
     assert_eq!(c.hw_queue_depth, 64);
     assert_eq!(c.max_sectors, 0);
     assert_eq!(c.queue_mode, QueueMode::Mq);
@@ -112,4 +113,19 @@ fn huge_unsigned_values_are_shown_as_given() {
     let e = validate_completion_nsec(u64::MAX).unwrap_err();
     assert_eq!(e.value, Value::UInt(u64::MAX));
     assert!(e.to_string().starts_with("invalid completion_nsec=18446744073709551615:"));
+}
+
+#[test]
+fn poll_queues() {
+    assert_eq!(validate_poll_queues(0, 2).unwrap(), 0);
+    assert_eq!(validate_poll_queues(2, 2).unwrap(), 2);
+    for q in [-1, 3, i32::MAX as i64] {
+        let e = validate_poll_queues(q, 2).unwrap_err();
+        assert_eq!(e.name, "poll_queues");
+        assert_eq!(e.value, Value::Int(q));
+    }
+    let e = RawParams { poll_queues: 5, ..raw() }.validate(4).unwrap_err();
+    assert_eq!(e.to_string(), "invalid poll_queues=5: must be from 0 to the number of possible CPUs");
+    let (c, _) = RawParams { poll_queues: 0, ..raw() }.validate(4).unwrap();
+    assert_eq!(c.poll_queues, 0);
 }

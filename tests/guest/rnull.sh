@@ -17,8 +17,36 @@ if insmod "$KO"; then
     expect_eq "default logical block size 512" "$(sysblk rnullb0 queue/logical_block_size)" 512
     expect_eq "default max_hw_sectors_kb (block layer default 255 sectors)" \
         "$(sysblk rnullb0 queue/max_hw_sectors_kb)" 127
-    expect_eq "one hardware queue" "$(ls /sys/block/rnullb0/mq | wc -l)" 1
-    expect_eq "64 tags per hardware queue" "$(cat /sys/block/rnullb0/mq/0/nr_tags)" 64
+    expect_eq "two hardware queues: submit_queues=1 + poll_queues=1, as null_blk" \
+        "$(ls /sys/block/rnullb0/mq | wc -l)" 2
+    expect_eq "64 tags per hardware queue" "$(cat /sys/block/rnullb0/mq/*/nr_tags | sort -u)" 64
+    expect_eq "queue 0 default, queue 1 poll (blk-mq debugfs)" \
+        "$(cat /sys/kernel/debug/block/rnullb0/hctx0/type /sys/kernel/debug/block/rnullb0/hctx1/type | tr '\n' ' ')" \
+        "default poll "
+    expect_eq "polling is on (io_poll 1)" "$(sysblk rnullb0 queue/io_poll)" 1
+    check "no I/O scheduler by default, as null_blk with two hardware queues" \
+        grep -q '\[none\]' /sys/block/rnullb0/queue/scheduler
+    check "rmmod" unload
+else
+    not_ok "insmod with default parameters"
+fi
+if insmod "$KO"; then
+    polled() { cat /sys/kernel/debug/rnull_split/rnullb0/polled; }
+    p0=$(polled)
+    if fio_json --name=hipri --filename=/dev/rnullb0 --direct=1 --rw=randread --bs=4k \
+            --size=8M --ioengine=io_uring --hipri=1 --iodepth=8; then
+        expect_eq "io_uring hipri: 8 MiB read" "$(fio_field read.io_bytes)" $((8 << 20))
+        expect_eq "io_uring hipri: all 2048 requests completed by polling" $(( $(polled) - p0 )) 2048
+    else
+        not_ok "fio io_uring hipri"
+    fi
+    p0=$(polled)
+    if fio_json --name=irq --filename=/dev/rnullb0 --direct=1 --rw=randread --bs=4k \
+            --size=4M --ioengine=io_uring --iodepth=8; then
+        expect_eq "io_uring without hipri: none polled" $(( $(polled) - p0 )) 0
+    else
+        not_ok "fio io_uring without hipri"
+    fi
     check "only one device by default" test ! -e /sys/block/rnullb1
     check "rmmod" unload
     check "rmmod removes the disk" test ! -e /sys/block/rnullb0
@@ -26,6 +54,45 @@ else
     not_ok "insmod with default parameters"
 fi
 dmesg_clean "defaults"
+
+# --- poll_queues=0: one hardware queue, no polling ----------------------------
+if insmod "$KO" poll_queues=0; then
+    expect_eq "poll_queues=0: one hardware queue" "$(ls /sys/block/rnullb0/mq | wc -l)" 1
+    expect_eq "poll_queues=0: io_poll 0" "$(sysblk rnullb0 queue/io_poll)" 0
+    check "poll_queues=0: mq-deadline by default, as null_blk with one queue" \
+        grep -q '\[mq-deadline\]' /sys/block/rnullb0/queue/scheduler
+    # io_uring refuses IOPOLL on a queue that cannot poll (EOPNOTSUPP)
+    if fio_json --name=hipri --filename=/dev/rnullb0 --direct=1 --rw=randread --bs=4k \
+            --size=4M --ioengine=io_uring --hipri=1 --iodepth=8; then
+        not_ok "poll_queues=0: io_uring hipri is refused (it ran)"
+    else
+        ok "poll_queues=0: io_uring hipri is refused"
+    fi
+    expect_eq "poll_queues=0: none polled" "$(cat /sys/kernel/debug/rnull_split/rnullb0/polled)" 0
+    check "poll_queues=0: rmmod" unload
+else
+    not_ok "insmod poll_queues=0"
+fi
+if insmod "$KO" poll_queues=2 submit_queues=2 memory_backed=1 gb=1; then
+    expect_eq "poll_queues=2 submit_queues=2: four hardware queues" "$(ls /sys/block/rnullb0/mq | wc -l)" 4
+    expect_eq "queues 2 and 3 poll" \
+        "$(cat /sys/kernel/debug/block/rnullb0/hctx{2,3}/type | tr '\n' ' ')" "poll poll "
+    p0=$(cat /sys/kernel/debug/rnull_split/rnullb0/polled)
+    if fio_json --name=wv --filename=/dev/rnullb0 --direct=1 --rw=randwrite --bs=4k \
+            --size=8M --offset_increment=8M --ioengine=io_uring --hipri=1 --iodepth=8 \
+            --numjobs=2 --group_reporting \
+            --verify=crc32c --verify_fatal=1 --do_verify=1 --verify_state_save=0; then
+        expect_eq "polled memory-backed writes, read back and verified by 2 jobs" \
+            "$(fio_field read.io_bytes)" $((16 << 20))
+        check "polled requests counted" test $(( $(cat /sys/kernel/debug/rnull_split/rnullb0/polled) - p0 )) -ge 8192
+    else
+        not_ok "polled memory-backed writes verified"
+    fi
+    check "poll_queues=2: rmmod" unload
+else
+    not_ok "insmod poll_queues=2 submit_queues=2 memory_backed=1"
+fi
+dmesg_clean "poll queues"
 
 # --- configured geometry -------------------------------------------------------
 if insmod "$KO" gb=2 bs=4096 nr_devices=2 submit_queues=2 hw_queue_depth=32 max_sectors=256; then
@@ -35,7 +102,7 @@ if insmod "$KO" gb=2 bs=4096 nr_devices=2 submit_queues=2 hw_queue_depth=32 max_
     expect_eq "physical block size 4096" "$(sysblk rnullb0 queue/physical_block_size)" 4096
     expect_eq "max_hw_sectors_kb = max_sectors/2" "$(sysblk rnullb0 queue/max_hw_sectors_kb)" 128
     expect_eq "max_sectors_kb starts at max_hw_sectors_kb" "$(sysblk rnullb0 queue/max_sectors_kb)" 128
-    expect_eq "two hardware queues" "$(ls /sys/block/rnullb0/mq | wc -l)" 2
+    expect_eq "three hardware queues (two + a poll queue)" "$(ls /sys/block/rnullb0/mq | wc -l)" 3
     expect_eq "32 tags on each hardware queue" "$(cat /sys/block/rnullb0/mq/*/nr_tags | sort -u)" 32
     check "second device rnullb1 exists" test -b /dev/rnullb1
     expect_eq "rnullb1 has the same size" "$(blockdev --getsize64 /dev/rnullb1)" $((2 << 30))
@@ -129,6 +196,8 @@ refuse bs "invalid bs=8192" bs=8192
 refuse bs "invalid bs=0" bs=0
 refuse submit_queues "invalid submit_queues=0" submit_queues=0
 refuse submit_queues "invalid submit_queues=99" submit_queues=99
+refuse poll_queues "invalid poll_queues=-1" poll_queues=-1
+refuse poll_queues "invalid poll_queues=99" poll_queues=99
 refuse hw_queue_depth "invalid hw_queue_depth=0" hw_queue_depth=0
 refuse hw_queue_depth "invalid hw_queue_depth=10241" hw_queue_depth=10241
 refuse max_sectors "invalid max_sectors=4" max_sectors=4
@@ -173,5 +242,39 @@ expect_eq "20 insmod/rmmod cycles with I/O" "$cycles" 20
 check "no rnullb device left after the cycles" bash -c '! ls /sys/block | grep -q rnullb'
 check "module not loaded after the cycles" bash -c '! grep -q "^rnull_split " /proc/modules'
 dmesg_clean "load/unload cycles"
+
+# --- the same driver built as null_blk.ko, with C null_blk's names -------------
+NKO=$MODDIR/rnull_split/null_blk.ko
+if grep -q '^null_blk ' /proc/modules; then
+    not_ok "null_blk build: C null_blk is loaded already"
+elif insmod "$NKO" gb=1 memory_backed=1; then
+    ok "insmod null_blk.ko (rnull_split's null_blk build)"
+    check "/sys/module/null_blk exists" test -d /sys/module/null_blk
+    check "its disk is /dev/nullb0" test -b /dev/nullb0
+    check "no rnullb0" test ! -e /sys/block/rnullb0
+    check "configfs subsystem nullb with features" test -r /sys/kernel/config/nullb/features
+    check "modinfo lists its parameters under C null_blk's names" \
+        bash -c "modinfo -F parm '$NKO' | grep -q '^poll_queues:'"
+    if fio_json --name=v --filename=/dev/nullb0 --direct=1 --rw=randwrite --bs=4k --size=8M \
+            --ioengine=io_uring --iodepth=8 --verify=crc32c --do_verify=1 --verify_fatal=1 \
+            --verify_state_save=0; then
+        expect_eq "nullb0: 8 MiB written, read back and verified" "$(fio_field read.io_bytes)" $((8 << 20))
+    else
+        not_ok "nullb0: write and verify"
+    fi
+    check "mkdir /sys/kernel/config/nullb/nullb0 is refused (a load-time disk)" \
+        bash -c '! mkdir /sys/kernel/config/nullb/nullb0 2>/dev/null'
+    mkdir /sys/kernel/config/nullb/b1 && echo 64 > /sys/kernel/config/nullb/b1/size \
+        && echo 1 > /sys/kernel/config/nullb/b1/power
+    expect_eq "configfs nullb/b1: a 64 MiB disk b1" "$(blockdev --getsize64 /dev/b1 2>&1)" $((64 << 20))
+    rmdir /sys/kernel/config/nullb/b1
+    check "rmdir removes b1" test ! -e /sys/block/b1
+    check "rmmod null_blk" rmmod null_blk
+    check "rmmod removes nullb0 and the configfs subsystem" \
+        bash -c '! test -e /sys/block/nullb0 && ! test -e /sys/kernel/config/nullb'
+else
+    not_ok "insmod null_blk.ko"
+fi
+dmesg_clean "null_blk build"
 
 finish

@@ -61,11 +61,11 @@ if insmod "$KO" nr_devices=0 gb=2 bs=4096 hw_queue_depth=32 split_clone=deep irq
     check "nr_devices=0 creates no disk" bash -c '! ls /sys/block | grep -q rnullb'
     check "$CFS exists" test -d "$CFS"
     expect_eq "features lists the attributes, like null_blk's" "$(cat "$CFS/features")" \
-        "size,blocksize,max_sectors,queue_mode,irqmode,completion_nsec,memory_backed,discard,submit_queues,hw_queue_depth,split_clone,power"
+        "size,blocksize,max_sectors,queue_mode,irqmode,completion_nsec,memory_backed,discard,submit_queues,hw_queue_depth,split_clone,power,poll_queues"
     check "mkdir $CFS/cfg0" mkdir "$CFS/cfg0"
     expect_eq "attribute files are null_blk's (+ split_clone)" \
         "$(ls "$CFS/cfg0" | sort | tr '\n' ' ')" \
-        "blocksize completion_nsec discard hw_queue_depth irqmode max_sectors memory_backed power queue_mode size split_clone submit_queues "
+        "blocksize completion_nsec discard hw_queue_depth irqmode max_sectors memory_backed poll_queues power queue_mode size split_clone submit_queues "
     expect_eq "default size from gb=2: 2048 MiB" "$(get cfg0 size)" 2048
     expect_eq "default blocksize from bs" "$(get cfg0 blocksize)" 4096
     expect_eq "default hw_queue_depth from the parameter" "$(get cfg0 hw_queue_depth)" 32
@@ -74,6 +74,7 @@ if insmod "$KO" nr_devices=0 gb=2 bs=4096 hw_queue_depth=32 split_clone=deep irq
     expect_eq "default irqmode from the parameter" "$(get cfg0 irqmode)" 0
     expect_eq "default completion_nsec 10000" "$(get cfg0 completion_nsec)" 10000
     expect_eq "default submit_queues 1" "$(get cfg0 submit_queues)" 1
+    expect_eq "default poll_queues 1" "$(get cfg0 poll_queues)" 1
     expect_eq "default max_sectors 0" "$(get cfg0 max_sectors)" 0
     expect_eq "default memory_backed 0, discard 0" "$(get cfg0 memory_backed)$(get cfg0 discard)" 00
     expect_eq "power reads 0 after mkdir" "$(get cfg0 power)" 0
@@ -108,7 +109,7 @@ if insmod "$KO" nr_devices=0; then
     expect_eq "logical_block_size 4096" "$(sysblk cfg0 queue/logical_block_size)" 4096
     expect_eq "physical_block_size 4096" "$(sysblk cfg0 queue/physical_block_size)" 4096
     expect_eq "max_hw_sectors_kb = max_sectors/2" "$(sysblk cfg0 queue/max_hw_sectors_kb)" 128
-    expect_eq "two hardware queues" "$(ls /sys/block/cfg0/mq | wc -l)" 2
+    expect_eq "three hardware queues (submit_queues=2 + poll_queues=1)" "$(ls /sys/block/cfg0/mq | wc -l)" 3
     expect_eq "32 tags per hardware queue" "$(cat /sys/block/cfg0/mq/*/nr_tags | sort -u)" 32
     check "power=1 again is a no-op" set_attr cfg0 power 1
 
@@ -260,6 +261,7 @@ if insmod "$KO" nr_devices=0; then
     expect_refused bad completion_nsec 2000000000 "$EINVAL" "invalid completion_nsec=2000000000"
     expect_refused bad submit_queues 0 "$EINVAL" "invalid submit_queues=0"
     expect_refused bad submit_queues 99 "$EINVAL" "invalid submit_queues=99"
+    expect_refused bad poll_queues 99 "$EINVAL" "invalid poll_queues=99"
     expect_refused bad hw_queue_depth 0 "$EINVAL" "invalid hw_queue_depth=0"
     expect_refused bad hw_queue_depth 10241 "$EINVAL" "invalid hw_queue_depth=10241"
     expect_refused bad split_clone slow "$EINVAL" "invalid split_clone: must be fast or deep"
@@ -272,18 +274,18 @@ if insmod "$KO" nr_devices=0; then
     # the 32-bit ones): EINVAL, a message naming it, value unchanged
     nbad=0
     for attr in size blocksize max_sectors queue_mode irqmode completion_nsec \
-            submit_queues hw_queue_depth memory_backed discard power; do
+            submit_queues poll_queues hw_queue_depth memory_backed discard power; do
         for v in -1 abc "" 1x 99999999999999999999; do
             expect_refused bad "$attr" "$v" "$EINVAL" "invalid $attr"; nbad=$((nbad + 1))
         done
     done
-    for attr in blocksize max_sectors queue_mode irqmode submit_queues hw_queue_depth; do
+    for attr in blocksize max_sectors queue_mode irqmode submit_queues poll_queues hw_queue_depth; do
         expect_refused bad "$attr" 4294967296 "$EINVAL" "invalid $attr"; nbad=$((nbad + 1))
     done
     for v in "" -1 1 "fast deep"; do
         expect_refused bad split_clone "$v" "$EINVAL" "invalid split_clone"; nbad=$((nbad + 1))
     done
-    diag "$nbad malformed values refused over all 12 attributes"
+    diag "$nbad malformed values refused over all 13 attributes"
 
     # rules between attributes are checked at power=1
     set_attr bad blocksize 4096; set_attr bad max_sectors 12

@@ -1,0 +1,1 @@
+rnull_split.rs
