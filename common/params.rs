@@ -22,8 +22,9 @@ pub const MAX_QUEUE_DEPTH: u32 = 10240;
 pub const MAX_DEVICES: u32 = 1024;
 /// Largest device, in GiB (1 PiB).
 pub const MAX_GB: u32 = 1 << 20;
-/// Longest simulated completion time for `irqmode=2`, in ns (1 s).
-pub const MAX_COMPLETION_NSEC: u64 = 1_000_000_000;
+/// Longest simulated completion time for `irqmode=2`, in ns (10 s: well
+/// within the block layer's 30 s request timeout; blktests uses up to 2 s).
+pub const MAX_COMPLETION_NSEC: u64 = 10_000_000_000;
 
 /// How requests reach the driver (`queue_mode`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -107,6 +108,14 @@ pub struct RawParams<'a> {
     pub memory_backed: bool,
     /// `discard`: support discard (needs `memory_backed`).
     pub discard: bool,
+    /// `blocking`: `queue_rq` may sleep (`BLK_MQ_F_BLOCKING`).
+    pub blocking: bool,
+    /// `shared_tags`: use the tag set shared by every device that sets it.
+    pub shared_tags: bool,
+    /// `shared_tag_bitmap`: one tag bitmap for all hardware queues.
+    pub shared_tag_bitmap: bool,
+    /// `no_sched`: no I/O scheduler by default.
+    pub no_sched: bool,
     /// `split_clone`: `fast` or `deep`.
     pub split_clone: &'a [u8],
 }
@@ -127,6 +136,10 @@ impl Default for RawParams<'_> {
             completion_nsec: 10_000,
             memory_backed: false,
             discard: false,
+            blocking: false,
+            shared_tags: false,
+            shared_tag_bitmap: false,
+            no_sched: false,
             split_clone: b"fast",
         }
     }
@@ -157,6 +170,15 @@ pub struct DeviceConfig {
     pub memory_backed: bool,
     /// Accept discard requests.
     pub discard: bool,
+    /// `queue_rq` may sleep; a memory-backed device always may.
+    pub blocking: bool,
+    /// Use the tag set shared by all devices that set this, made with the
+    /// module parameters' queues, tags and flags (C null_blk's global one).
+    pub shared_tags: bool,
+    /// All hardware queues share one tag bitmap (`BLK_MQ_F_TAG_HCTX_SHARED`).
+    pub shared_tag_bitmap: bool,
+    /// No I/O scheduler by default (`BLK_MQ_F_NO_SCHED_BY_DEFAULT`).
+    pub no_sched: bool,
     /// Clone flavour for bio-mode splits.
     pub split_clone: SplitClone,
 }
@@ -339,7 +361,7 @@ pub fn validate_completion_nsec(ns: u64) -> Result<u64, ParamError> {
         return Err(ParamError {
             name: "completion_nsec",
             value: Value::UInt(ns),
-            expected: "at most 1000000000 (1 s)",
+            expected: "at most 10000000000 (10 s)",
         });
     }
     Ok(ns)
@@ -398,6 +420,10 @@ impl RawParams<'_> {
             completion_nsec: validate_completion_nsec(self.completion_nsec)?,
             memory_backed: self.memory_backed,
             discard: validate_discard(self.discard, self.memory_backed)?,
+            blocking: self.blocking,
+            shared_tags: self.shared_tags,
+            shared_tag_bitmap: self.shared_tag_bitmap,
+            no_sched: self.no_sched,
             split_clone: validate_split_clone(self.split_clone)?,
         };
         Ok((config, nr_devices))

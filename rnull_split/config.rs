@@ -69,6 +69,10 @@ pub(crate) fn from_module_params() -> Result<(DeviceConfig, u32)> {
         completion_nsec: p::completion_nsec.value(),
         memory_backed: p::memory_backed.value(),
         discard: p::discard.value(),
+        blocking: p::blocking.value(),
+        shared_tags: p::shared_tags.value(),
+        shared_tag_bitmap: p::shared_tag_bitmap.value(),
+        no_sched: p::no_sched.value(),
         split_clone: split_clone.as_bytes(),
     };
     let (config, n) = raw.validate(kernel::cpu::nr_cpu_ids()).map_err(|e| {

@@ -42,8 +42,7 @@
 //! safe code over a locked [`DirState`].
 
 use crate::{
-    debugfs,
-    device::{self, NullDevice},
+    device::{self, NullDevice, Shared},
     params::{self, DeviceConfig, IrqMode, ParamError, QueueMode},
 };
 use core::str::FromStr;
@@ -60,11 +59,11 @@ use kernel::{
 
 /// The configfs subsystem `rnull_split` (`nullb` for `null_blk.ko`), for the crate root to embed: new
 /// directories get `defaults` and may not be named like the `nr_devices`
-/// load-time disks; their disks put their counters in `debugfs`.
+/// load-time disks; their disks share `shared` (debugfs, the shared tag set).
 pub(crate) fn subsystem(
     defaults: DeviceConfig,
     nr_devices: u32,
-    debugfs: debugfs::Root,
+    shared: Shared,
 ) -> impl PinInit<configfs::Subsystem<Config>, Error> {
     let item_type = configfs_attrs! {
         container: configfs::Subsystem<Config>,
@@ -80,7 +79,7 @@ pub(crate) fn subsystem(
         try_pin_init!(Config {
             defaults,
             nr_devices,
-            debugfs,
+            shared,
         }),
     )
 }
@@ -92,8 +91,8 @@ pub(crate) struct Config {
     defaults: DeviceConfig,
     /// Load-time disks, whose names `mkdir` refuses.
     nr_devices: u32,
-    /// The module's debugfs directory, for the disks' directories.
-    debugfs: debugfs::Root,
+    /// What the module's disks share, for the directories' disks.
+    shared: Shared,
 }
 
 /// `features`: the attribute names a directory has, comma-separated, as C
@@ -124,13 +123,13 @@ impl configfs::GroupOperations for Config {
             return Err(EEXIST);
         }
         let defaults = self.defaults;
-        let debugfs = self.debugfs.clone();
+        let shared = self.shared.clone();
         Ok(configfs::Group::new(
             name.try_into()?,
             device_item_type(),
             try_pin_init!(DeviceDir {
                 name: name.try_into()?,
-                debugfs,
+                shared,
                 state <- new_mutex!(DirState {
                     config: defaults,
                     disk: None,
@@ -147,8 +146,8 @@ impl configfs::GroupOperations for Config {
 pub(crate) struct DeviceDir {
     /// The directory's name, which names the disk too.
     name: CString,
-    /// Where the disk's debugfs directory goes.
-    debugfs: debugfs::Root,
+    /// What the disk shares with the module's other disks.
+    shared: Shared,
     #[pin]
     state: Mutex<DirState>,
 }
@@ -251,6 +250,10 @@ device_attributes! {
     10 split_clone SplitClone,
     11 power Power,
     12 poll_queues PollQueues,
+    13 blocking Blocking,
+    14 shared_tags SharedTags,
+    15 shared_tag_bitmap SharedTagBitmap,
+    16 no_sched NoSched,
 }
 
 impl Attr {
@@ -266,6 +269,10 @@ impl Attr {
             Self::CompletionNsec => writeln!(out, "{}", c.completion_nsec),
             Self::MemoryBacked => writeln!(out, "{}", u8::from(c.memory_backed)),
             Self::Discard => writeln!(out, "{}", u8::from(c.discard)),
+            Self::Blocking => writeln!(out, "{}", u8::from(c.blocking)),
+            Self::SharedTags => writeln!(out, "{}", u8::from(c.shared_tags)),
+            Self::SharedTagBitmap => writeln!(out, "{}", u8::from(c.shared_tag_bitmap)),
+            Self::NoSched => writeln!(out, "{}", u8::from(c.no_sched)),
             Self::SubmitQueues => writeln!(out, "{}", c.submit_queues),
             Self::PollQueues => writeln!(out, "{}", c.poll_queues),
             Self::HwQueueDepth => writeln!(out, "{}", c.hw_queue_depth),
@@ -315,6 +322,10 @@ impl Attr {
             Self::MemoryBacked => c.memory_backed = parse_bool(dir, self, text)?,
             // Against memory_backed at power=1.
             Self::Discard => c.discard = parse_bool(dir, self, text)?,
+            Self::Blocking => c.blocking = parse_bool(dir, self, text)?,
+            Self::SharedTags => c.shared_tags = parse_bool(dir, self, text)?,
+            Self::SharedTagBitmap => c.shared_tag_bitmap = parse_bool(dir, self, text)?,
+            Self::NoSched => c.no_sched = parse_bool(dir, self, text)?,
             Self::SubmitQueues => {
                 let v: u32 = parse(dir, self, text)?;
                 c.submit_queues = checked(
@@ -403,7 +414,7 @@ fn power(device_dir: &DeviceDir, state: &mut DirState, on: bool) -> Result {
     let dir: &CStr = &device_dir.name;
     let config = &state.config;
     checked(dir, config.validate(device::nr_cpu_ids()))?;
-    let disk = NullDevice::new(fmt!("{}", dir), config, &device_dir.debugfs).inspect_err(|e| {
+    let disk = NullDevice::new(fmt!("{}", dir), config, &device_dir.shared).inspect_err(|e| {
         pr_err!("{}: cannot create the disk: {:?}\n", dir, e);
     })?;
     state.disk = Some(disk);

@@ -17,15 +17,103 @@ use kernel::{
         gen_disk::{BioDisk, GenDisk, GenDiskBuilder},
         HwQueue, HwQueueKind, HwQueues, Operations, Refused, TagSet, TagSetFlags,
     },
-    new_spinlock,
+    new_mutex, new_spinlock,
     prelude::*,
     str::CString,
-    sync::{aref::ARef, Arc, SpinLock},
+    sync::{aref::ARef, Arc, Mutex, SpinLock},
     time::Delta,
 };
 
 /// The number of possible CPUs, the most hardware queues blk-mq will use.
 pub(crate) use kernel::cpu::nr_cpu_ids;
+
+/// What all devices of the module share: the module's debugfs directory
+/// and C null_blk's global tag set (`shared_tags`). Clones refer to the
+/// same.
+#[derive(Clone)]
+pub(crate) struct Shared {
+    debugfs: debugfs::Root,
+    tag_set: Arc<SharedTagSet>,
+}
+
+impl Shared {
+    /// `module` is the module parameters' configuration, which the shared
+    /// tag set follows.
+    pub(crate) fn new(debugfs: debugfs::Root, module: &DeviceConfig) -> Result<Self> {
+        let tag_set = Arc::pin_init(
+            pin_init!(SharedTagSet {
+                layout: TagLayout::of(module),
+                set <- new_mutex!(None, "rnull_split:shared_tags"),
+            }),
+            GFP_KERNEL,
+        )?;
+        Ok(Self { debugfs, tag_set })
+    }
+}
+
+/// The tag set of the devices with `shared_tags`, made when the first of
+/// them is, with the module parameters' queues, tags and flags (those of
+/// the devices' own configurations are not used, as in C null_blk). Every
+/// disk using it holds a reference; the last one to go frees it.
+#[pin_data]
+struct SharedTagSet {
+    layout: TagLayout,
+    #[pin]
+    set: Mutex<Option<Arc<TagSet<NullQueue>>>>,
+}
+
+impl SharedTagSet {
+    fn get(&self) -> Result<Arc<TagSet<NullQueue>>> {
+        let mut set = self.set.lock();
+        if let Some(set) = &*set {
+            return Ok(set.clone());
+        }
+        let new = self.layout.new_tag_set()?;
+        *set = Some(new.clone());
+        Ok(new)
+    }
+}
+
+/// What a tag set is made of.
+#[derive(Clone, Copy)]
+struct TagLayout {
+    queues: HwQueues,
+    depth: u32,
+    flags: TagSetFlags,
+}
+
+impl TagLayout {
+    /// The tag set `config` asks for (shared or not).
+    fn of(config: &DeviceConfig) -> Self {
+        let mut flags = TagSetFlags::empty();
+        // Like C null_blk: a memory-backed device allocates its pages in
+        // `queue_rq`, which may then sleep (`GFP_NOIO`).
+        if config.blocking || config.memory_backed {
+            flags = flags | TagSetFlags::BLOCKING;
+        }
+        if config.shared_tag_bitmap {
+            flags = flags | TagSetFlags::TAG_HCTX_SHARED;
+        }
+        if config.no_sched {
+            flags = flags | TagSetFlags::NO_SCHED_BY_DEFAULT;
+        }
+        Self {
+            queues: HwQueues {
+                default: config.submit_queues,
+                poll: config.poll_queues,
+            },
+            depth: config.hw_queue_depth,
+            flags,
+        }
+    }
+
+    fn new_tag_set(&self) -> Result<Arc<TagSet<NullQueue>>> {
+        Arc::pin_init(
+            TagSet::new_with_hw_queues(self.queues, self.depth, self.flags),
+            GFP_KERNEL,
+        )
+    }
+}
 
 /// A disk of either kind.
 enum Disk {
@@ -43,12 +131,13 @@ pub(crate) struct NullDevice {
 
 impl NullDevice {
     /// Create disk `name` (e.g. `rnullb0`, or a configfs directory's name)
-    /// with `config` and add it to the system. Dropping the device removes
-    /// the disk.
+    /// with `config` and add it to the system, its debugfs directory in
+    /// `shared`'s and, with `shared_tags`, on `shared`'s tag set. Dropping
+    /// the device removes the disk.
     pub(crate) fn new(
         name: core::fmt::Arguments<'_>,
         config: &DeviceConfig,
-        debugfs: &debugfs::Root,
+        shared: &Shared,
     ) -> Result<Self> {
         let name = CString::try_from_fmt(name)?;
         let stats = Arc::new(Stats::default(), GFP_KERNEL)?;
@@ -69,24 +158,23 @@ impl NullDevice {
             .rotational(false);
         let disk = match config.queue_mode {
             QueueMode::Mq => {
-                // Like C null_blk: a memory-backed device allocates its pages
-                // in `queue_rq`, which may then sleep (`GFP_NOIO`).
-                let flags = if store.is_some() {
-                    TagSetFlags::BLOCKING
+                let (layout, tagset) = if config.shared_tags {
+                    (shared.tag_set.layout, shared.tag_set.get()?)
                 } else {
-                    TagSetFlags::empty()
+                    let layout = TagLayout::of(config);
+                    (layout, layout.new_tag_set()?)
                 };
-                let queues = HwQueues {
-                    default: config.submit_queues,
-                    poll: config.poll_queues,
-                };
-                let tagset = Arc::pin_init(
-                    TagSet::new_with_hw_queues(queues, config.hw_queue_depth, flags),
-                    GFP_KERNEL,
-                )?;
-                let mut poll_lists = KVec::with_capacity(config.poll_queues as usize, GFP_KERNEL)?;
-                for _ in 0..config.poll_queues {
-                    poll_lists.push(PollList::new(config.hw_queue_depth)?, GFP_KERNEL)?;
+                if store.is_some() && !layout.flags.contains(TagSetFlags::BLOCKING) {
+                    pr_err!(
+                        "{}: invalid memory_backed=1 with shared_tags=1: the shared tag set \
+                         is not blocking (set the blocking or memory_backed parameter)\n",
+                        &*name
+                    );
+                    return Err(EINVAL);
+                }
+                let mut poll_lists = KVec::with_capacity(layout.queues.poll as usize, GFP_KERNEL)?;
+                for _ in 0..layout.queues.poll {
+                    poll_lists.push(PollList::new(layout.depth)?, GFP_KERNEL)?;
                 }
                 let queue_data = KBox::new(
                     QueueData {
@@ -94,7 +182,7 @@ impl NullDevice {
                         completion: timer::delay(config.completion_nsec)?,
                         stats: stats.clone(),
                         store,
-                        submit_queues: config.submit_queues,
+                        submit_queues: layout.queues.default,
                         poll_lists,
                     },
                     GFP_KERNEL,
@@ -112,7 +200,7 @@ impl NullDevice {
             }
         };
         Ok(Self {
-            _debugfs: debugfs::Dir::with_stats(debugfs, &name, stats.clone()),
+            _debugfs: debugfs::Dir::with_stats(&shared.debugfs, &name, stats.clone()),
             _disk: disk,
             _stats: stats,
         })

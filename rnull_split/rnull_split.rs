@@ -137,6 +137,22 @@ macro_rules! null_module {
                     default: false,
                     description: "Support discard operations (requires memory-backed device). Default: false",
                 },
+                blocking: bool {
+                    default: false,
+                    description: "Register as a blocking blk-mq driver device",
+                },
+                shared_tags: bool {
+                    default: false,
+                    description: "Share tag set between devices for blk-mq",
+                },
+                shared_tag_bitmap: bool {
+                    default: false,
+                    description: "Use shared tag bitmap for all submission queues for blk-mq",
+                },
+                no_sched: bool {
+                    default: false,
+                    description: "No io scheduler",
+                },
                 split_clone: SplitCloneArg {
                     default: SplitCloneArg::FAST,
                     description: "How bio mode makes split pieces: fast (bio_split) or deep (pre-2015 clone). Default: fast",
@@ -158,27 +174,28 @@ null_module!(
 );
 
 /// Fields drop in order: configfs (its devices are gone: each pins the
-/// module), the devices, then the debugfs directory that holds theirs.
+/// module), the devices, then what they shared (the debugfs directory that
+/// holds theirs, the shared tag set if no disk holds it any more).
 #[pin_data]
 struct RnullSplit {
     #[pin]
     _configfs: kernel::configfs::Subsystem<configfs::Config>,
     _devices: KVec<device::NullDevice>,
-    _debugfs: debugfs::Root,
+    _shared: device::Shared,
 }
 
 impl kernel::InPlaceModule for RnullSplit {
     fn init(_module: &'static ThisModule) -> impl PinInit<Self, Error> {
         pin_init::pin_init_scope(|| {
             let (config, nr_devices) = config::from_module_params()?;
-            let debugfs = debugfs::Root::new(names::DEBUGFS);
+            let shared = device::Shared::new(debugfs::Root::new(names::DEBUGFS), &config)?;
             let mut devices = KVec::with_capacity(nr_devices as usize, GFP_KERNEL)?;
             for index in 0..nr_devices {
                 // On error, `devices` drops and removes the disks made so far.
                 let dev = device::NullDevice::new(
                     format_args!("{}{}", names::DISK, index),
                     &config,
-                    &debugfs,
+                    &shared,
                 )?;
                 devices.push(dev, GFP_KERNEL)?;
             }
@@ -188,9 +205,9 @@ impl kernel::InPlaceModule for RnullSplit {
                 config.capacity_sectors
             );
             Ok(try_pin_init!(Self {
-                _configfs <- configfs::subsystem(config, nr_devices, debugfs.clone()),
+                _configfs <- configfs::subsystem(config, nr_devices, shared.clone()),
                 _devices: devices,
-                _debugfs: debugfs,
+                _shared: shared,
             }))
         })
     }

@@ -214,11 +214,11 @@ def report_null():
                "",
                "Each driver as loading it leaves it: `insmod null_blk.ko`, `insmod rnull_split.ko` (no "
                "parameters), `insmod rnull_mod.ko` + `mkdir` + `power=1`. Not like with like: the settings and "
-               "layouts differ (read back from each driver: C's /sys/module parameters, rnull_split's "
+               "layouts may differ (read back from each driver: C's /sys/module parameters, rnull_split's "
                "configfs defaults, rnull's configfs), and so does the scheduler the block layer picks "
-               "(mq-deadline for one hardware queue, none for more). C null_blk's default `poll_queues=1` "
-               "gives it a second hardware queue, of type poll, which fio without `--hipri` does not use; "
-               "rnull_split has no poll queues.",
+               "(mq-deadline for one hardware queue, none for more). C null_blk's and rnull_split's default "
+               "`poll_queues=1` gives each a second hardware queue, of type poll, which fio without "
+               "`--hipri` does not use; rnull has none.",
                ""]
         md += ["| workload | driver | settings in force | layout | IOPS | ns/IO | ×C |", "|---|---|---|---|---:|---:|---:|"]
         dby = {(r["label"], r["key"]): r for r in dflt}

@@ -9,3 +9,6 @@ pub mod sg_plan;
 
 #[path = "../../common/split.rs"]
 pub mod split;
+
+#[path = "../../common/fault.rs"]
+pub mod fault;

@@ -94,6 +94,67 @@ else
 fi
 dmesg_clean "poll queues"
 
+# --- tag set flags: blocking, shared_tag_bitmap, no_sched, shared_tags ---------
+hflags() { cat "/sys/kernel/debug/block/$1/hctx0/flags"; }
+if insmod "$KO" blocking=1 gb=1; then
+    check "blocking=1: the hardware queues are BLOCKING" bash -c "grep -q BLOCKING <<<'$(hflags rnullb0)'"
+    check "blocking=1: I/O" dd if=/dev/rnullb0 of=/dev/null bs=64k count=64 iflag=direct status=none
+    unload
+else
+    not_ok "insmod blocking=1"
+fi
+if insmod "$KO" gb=1; then
+    check "by default not BLOCKING" bash -c "! grep -q BLOCKING <<<'$(hflags rnullb0)'"
+    unload
+fi
+if insmod "$KO" memory_backed=1 gb=1; then
+    check "memory_backed=1 implies BLOCKING, as null_blk" bash -c "grep -q BLOCKING <<<'$(hflags rnullb0)'"
+    unload
+fi
+if insmod "$KO" shared_tag_bitmap=1 submit_queues=2 gb=1; then
+    check "shared_tag_bitmap=1: TAG_HCTX_SHARED" bash -c "grep -q TAG_HCTX_SHARED <<<'$(hflags rnullb0)'"
+    check "shared_tag_bitmap=1: I/O on both queues" fio_json --name=s --filename=/dev/rnullb0 \
+        --direct=1 --rw=randread --bs=4k --size=8M --ioengine=io_uring --iodepth=16 --numjobs=2
+    unload
+else
+    not_ok "insmod shared_tag_bitmap=1"
+fi
+if insmod "$KO" no_sched=1 poll_queues=0 gb=1; then
+    check "no_sched=1: no scheduler even with one hardware queue" \
+        grep -q '\[none\]' /sys/block/rnullb0/queue/scheduler
+    unload
+else
+    not_ok "insmod no_sched=1"
+fi
+if insmod "$KO" shared_tags=1 nr_devices=2 hw_queue_depth=16 gb=1; then
+    check "shared_tags=1: rnullb0's queues share their tags (TAG_QUEUE_SHARED)" \
+        bash -c "grep -q TAG_QUEUE_SHARED <<<'$(hflags rnullb0)'"
+    check "shared_tags=1: so do rnullb1's" bash -c "grep -q TAG_QUEUE_SHARED <<<'$(hflags rnullb1)'"
+    expect_eq "shared_tags=1: 16 tags" "$(cat /sys/block/rnullb1/mq/0/nr_tags)" 16
+    if fio_json --name=a --filename=/dev/rnullb0 --direct=1 --rw=randread --bs=4k --size=8M \
+            --ioengine=io_uring --iodepth=32 --name=b --filename=/dev/rnullb1; then
+        expect_eq "shared_tags=1: 8 MiB read on each disk" "$(fio_field read.io_bytes)" $((8 << 20))
+    else
+        not_ok "shared_tags=1: I/O on both disks"
+    fi
+    mkdir /sys/kernel/config/rnull_split/st
+    echo 1 > /sys/kernel/config/rnull_split/st/shared_tags
+    echo 1 > /sys/kernel/config/rnull_split/st/memory_backed
+    dmesg -C
+    check "shared_tags=1 memory_backed=1 on a non-blocking shared set: power=1 refused" \
+        bash -c '! echo 1 > /sys/kernel/config/rnull_split/st/power'
+    check "... with a message naming it" bash -c "dmesg | grep -q 'invalid memory_backed=1 with shared_tags=1'"
+    echo 0 > /sys/kernel/config/rnull_split/st/memory_backed
+    check "a configfs disk with shared_tags=1 joins the set" \
+        bash -c 'echo 1 > /sys/kernel/config/rnull_split/st/power && grep -q TAG_QUEUE_SHARED /sys/kernel/debug/block/st/hctx0/flags'
+    expect_eq "... with the module parameters' 16 tags" "$(cat /sys/block/st/mq/0/nr_tags)" 16
+    rmdir /sys/kernel/config/rnull_split/st
+    check "shared_tags=1: rmmod" unload
+else
+    not_ok "insmod shared_tags=1 nr_devices=2"
+fi
+dmesg_clean "tag set flags"
+
 # --- configured geometry -------------------------------------------------------
 if insmod "$KO" gb=2 bs=4096 nr_devices=2 submit_queues=2 hw_queue_depth=32 max_sectors=256; then
     ok "insmod gb=2 bs=4096 nr_devices=2 submit_queues=2 hw_queue_depth=32 max_sectors=256"
@@ -212,7 +273,7 @@ refuse nr_devices "invalid nr_devices=1025" nr_devices=1025
 refuse nr_devices "invalid for parameter .nr_devices" nr_devices=-1
 refuse split_clone "invalid split_clone: must be fast or deep" split_clone=slow
 refuse discard "invalid discard=1" discard=1
-refuse completion_nsec "invalid completion_nsec=2000000000" completion_nsec=2000000000
+refuse completion_nsec "invalid completion_nsec=10000000001" completion_nsec=10000000001
 dmesg_clean "bad parameters"
 
 # --- an open disk pins the module ---------------------------------------------

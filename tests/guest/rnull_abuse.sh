@@ -130,7 +130,7 @@ params)
     refuse EINVAL irqmode=$imin
     refuse EINVAL irqmode=soft
     refuse EINVAL completion_nsec=-1
-    refuse EINVAL completion_nsec=1000000001
+    refuse EINVAL completion_nsec=10000000001
     refuse EINVAL completion_nsec=18446744073709551615
     refuse ERANGE completion_nsec=18446744073709551616
     refuse EINVAL completion_nsec=10us

@@ -61,11 +61,11 @@ if insmod "$KO" nr_devices=0 gb=2 bs=4096 hw_queue_depth=32 split_clone=deep irq
     check "nr_devices=0 creates no disk" bash -c '! ls /sys/block | grep -q rnullb'
     check "$CFS exists" test -d "$CFS"
     expect_eq "features lists the attributes, like null_blk's" "$(cat "$CFS/features")" \
-        "size,blocksize,max_sectors,queue_mode,irqmode,completion_nsec,memory_backed,discard,submit_queues,hw_queue_depth,split_clone,power,poll_queues"
+        "size,blocksize,max_sectors,queue_mode,irqmode,completion_nsec,memory_backed,discard,submit_queues,hw_queue_depth,split_clone,power,poll_queues,blocking,shared_tags,shared_tag_bitmap,no_sched"
     check "mkdir $CFS/cfg0" mkdir "$CFS/cfg0"
     expect_eq "attribute files are null_blk's (+ split_clone)" \
         "$(ls "$CFS/cfg0" | sort | tr '\n' ' ')" \
-        "blocksize completion_nsec discard hw_queue_depth irqmode max_sectors memory_backed poll_queues power queue_mode size split_clone submit_queues "
+        "blocking blocksize completion_nsec discard hw_queue_depth irqmode max_sectors memory_backed no_sched poll_queues power queue_mode shared_tag_bitmap shared_tags size split_clone submit_queues "
     expect_eq "default size from gb=2: 2048 MiB" "$(get cfg0 size)" 2048
     expect_eq "default blocksize from bs" "$(get cfg0 blocksize)" 4096
     expect_eq "default hw_queue_depth from the parameter" "$(get cfg0 hw_queue_depth)" 32
@@ -258,7 +258,7 @@ if insmod "$KO" nr_devices=0; then
     expect_refused bad queue_mode 1 "$EINVAL" "invalid queue_mode=1"
     expect_refused bad queue_mode 7 "$EINVAL" "invalid queue_mode=7"
     expect_refused bad irqmode 3 "$EINVAL" "invalid irqmode=3"
-    expect_refused bad completion_nsec 2000000000 "$EINVAL" "invalid completion_nsec=2000000000"
+    expect_refused bad completion_nsec 10000000001 "$EINVAL" "invalid completion_nsec=10000000001"
     expect_refused bad submit_queues 0 "$EINVAL" "invalid submit_queues=0"
     expect_refused bad submit_queues 99 "$EINVAL" "invalid submit_queues=99"
     expect_refused bad poll_queues 99 "$EINVAL" "invalid poll_queues=99"
@@ -274,7 +274,8 @@ if insmod "$KO" nr_devices=0; then
     # the 32-bit ones): EINVAL, a message naming it, value unchanged
     nbad=0
     for attr in size blocksize max_sectors queue_mode irqmode completion_nsec \
-            submit_queues poll_queues hw_queue_depth memory_backed discard power; do
+            submit_queues poll_queues hw_queue_depth memory_backed discard power \
+            blocking shared_tags shared_tag_bitmap no_sched; do
         for v in -1 abc "" 1x 99999999999999999999; do
             expect_refused bad "$attr" "$v" "$EINVAL" "invalid $attr"; nbad=$((nbad + 1))
         done
@@ -285,7 +286,7 @@ if insmod "$KO" nr_devices=0; then
     for v in "" -1 1 "fast deep"; do
         expect_refused bad split_clone "$v" "$EINVAL" "invalid split_clone"; nbad=$((nbad + 1))
     done
-    diag "$nbad malformed values refused over all 13 attributes"
+    diag "$nbad malformed values refused over all 17 attributes"
 
     # rules between attributes are checked at power=1
     set_attr bad blocksize 4096; set_attr bad max_sectors 12
