@@ -8,6 +8,7 @@
 //! value out of range is refused with a [`ParamError`] that names the
 //! parameter, the value and what is accepted.
 
+use crate::fault::FaultConfig;
 use core::fmt;
 
 /// Sector size of the block layer, in bytes.
@@ -118,6 +119,11 @@ pub struct RawParams<'a> {
     pub no_sched: bool,
     /// `split_clone`: `fast` or `deep`.
     pub split_clone: &'a [u8],
+    /// `timeout`: fault injection, requests left to time out
+    /// (`<interval>,<probability>,<space>,<times>`, empty for none).
+    pub timeout: &'a [u8],
+    /// `requeue`: fault injection, requests requeued (same format).
+    pub requeue: &'a [u8],
 }
 
 impl Default for RawParams<'_> {
@@ -141,6 +147,8 @@ impl Default for RawParams<'_> {
             shared_tag_bitmap: false,
             no_sched: false,
             split_clone: b"fast",
+            timeout: b"",
+            requeue: b"",
         }
     }
 }
@@ -181,6 +189,10 @@ pub struct DeviceConfig {
     pub no_sched: bool,
     /// Clone flavour for bio-mode splits.
     pub split_clone: SplitClone,
+    /// Requests left to time out (blk-mq; C null_blk's `timeout`).
+    pub timeout_inject: FaultConfig,
+    /// Requests requeued (blk-mq; C null_blk's `requeue`).
+    pub requeue_inject: FaultConfig,
 }
 
 /// A refused parameter value.
@@ -376,6 +388,15 @@ pub fn validate_split_clone(s: &[u8]) -> Result<SplitClone, ParamError> {
     })
 }
 
+/// Validate a fault injection parameter (`timeout`, `requeue`).
+pub fn validate_fault(name: &'static str, s: &[u8]) -> Result<FaultConfig, ParamError> {
+    FaultConfig::parse(s).ok_or(ParamError {
+        name,
+        value: Value::Text,
+        expected: "<interval>,<probability>,<space>,<times>",
+    })
+}
+
 /// Validate `discard` against `memory_backed`.
 pub fn validate_discard(discard: bool, memory_backed: bool) -> Result<bool, ParamError> {
     if discard && !memory_backed {
@@ -425,6 +446,8 @@ impl RawParams<'_> {
             shared_tag_bitmap: self.shared_tag_bitmap,
             no_sched: self.no_sched,
             split_clone: validate_split_clone(self.split_clone)?,
+            timeout_inject: validate_fault("timeout", self.timeout)?,
+            requeue_inject: validate_fault("requeue", self.requeue)?,
         };
         Ok((config, nr_devices))
     }

@@ -9,43 +9,57 @@ use crate::{
 };
 use kernel::{module_param::ModuleParam, prelude::*, str::BStr};
 
-/// The text of the `split_clone` parameter, kept as given.
+/// The text of a string parameter, kept as given, up to `N` bytes (C's
+/// `module_param_string` keeps a buffer of its own too).
 ///
 /// It is checked with the other parameters in [`from_module_params`], so a
-/// bad value gets the same message as a bad number. C's `charp` keeps any
-/// length; 15 bytes hold every valid value, a longer one is refused here.
+/// bad value gets the same message as a bad number; a longer text is kept
+/// as too long and refused there.
 #[derive(Clone, Copy)]
-pub(crate) struct SplitCloneArg {
-    len: usize,
-    buf: [u8; 15],
+pub(crate) struct TextArg<const N: usize> {
+    /// `None` if the text did not fit.
+    len: Option<usize>,
+    buf: [u8; N],
 }
+
+/// `split_clone`: 15 bytes hold every valid value.
+pub(crate) type SplitCloneArg = TextArg<15>;
+/// `timeout`, `requeue`: C null_blk's 80-byte buffers hold 79 bytes.
+pub(crate) type FaultArg = TextArg<79>;
 
 impl SplitCloneArg {
     /// The default, `fast`.
     pub(crate) const FAST: Self = Self::new(b"fast");
+}
+
+impl<const N: usize> TextArg<N> {
+    /// No text.
+    pub(crate) const EMPTY: Self = Self::new(b"");
 
     const fn new(s: &[u8]) -> Self {
-        let mut buf = [0u8; 15];
+        let mut buf = [0u8; N];
+        if s.len() > N {
+            return Self { len: None, buf };
+        }
         let mut i = 0;
-        while i < s.len() && i < buf.len() {
+        while i < s.len() {
             buf[i] = s[i];
             i += 1;
         }
-        Self { len: i, buf }
+        Self { len: Some(i), buf }
     }
 
+    /// The text, or one no validator accepts if it was too long.
     fn as_bytes(&self) -> &[u8] {
-        self.buf.get(..self.len).unwrap_or(&[])
+        match self.len {
+            Some(len) => self.buf.get(..len).unwrap_or(&[]),
+            None => b"\xff(too long)",
+        }
     }
 }
 
-impl ModuleParam for SplitCloneArg {
+impl<const N: usize> ModuleParam for TextArg<N> {
     fn try_from_param_arg(arg: &BStr) -> Result<Self> {
-        let arg: &[u8] = arg;
-        if arg.len() > 15 {
-            pr_err!("invalid split_clone: must be fast or deep\n");
-            return Err(EINVAL);
-        }
         Ok(Self::new(arg))
     }
 }
@@ -56,6 +70,8 @@ impl ModuleParam for SplitCloneArg {
 /// `EINVAL` after logging which parameter is wrong and what it accepts.
 pub(crate) fn from_module_params() -> Result<(DeviceConfig, u32)> {
     let split_clone = p::split_clone.value();
+    let timeout = p::timeout.value();
+    let requeue = p::requeue.value();
     let raw = RawParams {
         gb: p::gb.value(),
         bs: p::bs.value(),
@@ -74,6 +90,8 @@ pub(crate) fn from_module_params() -> Result<(DeviceConfig, u32)> {
         shared_tag_bitmap: p::shared_tag_bitmap.value(),
         no_sched: p::no_sched.value(),
         split_clone: split_clone.as_bytes(),
+        timeout: timeout.as_bytes(),
+        requeue: requeue.as_bytes(),
     };
     let (config, n) = raw.validate(kernel::cpu::nr_cpu_ids()).map_err(|e| {
         pr_err!("{}\n", e);

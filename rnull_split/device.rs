@@ -6,16 +6,18 @@
 use crate::{
     bio_queue::{BioQueue, NullBio},
     debugfs,
+    fault::Fault,
     params::{DeviceConfig, IrqMode, QueueMode},
     stats::Stats,
     store::Store,
     timer::{self, RequestTimer},
 };
+use core::sync::atomic::{AtomicU32, Ordering};
 use kernel::{
     block::mq::{
         self,
         gen_disk::{BioDisk, GenDisk, GenDiskBuilder},
-        HwQueue, HwQueueKind, HwQueues, Operations, Refused, TagSet, TagSetFlags,
+        HwQueue, HwQueueKind, HwQueues, Operations, Refused, TagSet, TagSetFlags, TimeoutAction,
     },
     new_mutex, new_spinlock,
     prelude::*,
@@ -153,6 +155,9 @@ impl NullDevice {
             .max_sectors(config.max_sectors)
             // Opening a disk pins the module: rmmod fails with EBUSY.
             .owner(kernel::module::this_module::<crate::LocalModule>())
+            // C null_blk's request timeout (5 s), after which requests left
+            // to time out (`timeout`) end with `ETIMEDOUT`.
+            .rq_timeout(5000)
             // C null_blk's discard limit (`UINT_MAX >> 9`).
             .max_hw_discard_sectors(if config.discard { u32::MAX >> 9 } else { 0 })
             .rotational(false);
@@ -184,6 +189,9 @@ impl NullDevice {
                         store,
                         submit_queues: layout.queues.default,
                         poll_lists,
+                        timeout_inject: Fault::new(config.timeout_inject, seed(&name, 1)),
+                        requeue_inject: Fault::new(config.requeue_inject, seed(&name, 2)),
+                        requeue_selection: AtomicU32::new(0),
                     },
                     GFP_KERNEL,
                 )?;
@@ -218,6 +226,23 @@ pub(crate) struct QueueData {
     submit_queues: u32,
     /// One list per poll queue (`poll_queues`).
     poll_lists: KVec<Pin<KBox<PollList>>>,
+    /// `timeout`: requests dropped, to time out.
+    timeout_inject: Fault,
+    /// `requeue`: requests given back to be issued again.
+    requeue_inject: Fault,
+    /// Alternates injected requeues between the two ways, as C null_blk.
+    requeue_selection: AtomicU32,
+}
+
+/// A seed for the fault injection draws of disk `name`: fixed per disk and
+/// fault point, so that a run can be repeated.
+fn seed(name: &CStr, point: u64) -> u64 {
+    // FNV-1a
+    name.to_bytes()
+        .iter()
+        .fold(0xcbf2_9ce4_8422_2325 ^ point, |h, &b| {
+            (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
+        })
 }
 
 impl QueueData {
@@ -292,6 +317,30 @@ impl Operations for NullQueue {
         rq: ARef<mq::Request<Self>>,
         _is_last: bool,
     ) -> Result<(), Refused<Self>> {
+        if queue_data.requeue_inject.should_fail() {
+            Stats::inc(&queue_data.stats.requeued);
+            // As C null_blk: alternate between the block layer's busy path
+            // and a requeue by the driver.
+            if queue_data.requeue_selection.fetch_add(1, Ordering::Relaxed) & 1 == 0 {
+                // ENOMEM is `BLK_STS_RESOURCE`: blk-mq runs the queue again
+                // shortly, as for C null_blk's `BLK_STS_RESOURCE`.
+                return Err(Refused::new(rq, ENOMEM));
+            }
+            // The driver keeps no other reference, so this cannot fail; if
+            // it did, the request is served rather than lost.
+            match mq::Request::requeue(rq) {
+                Ok(()) => return Ok(()),
+                Err(rq) => end(rq),
+            }
+            return Ok(());
+        }
+        let hw_queue = rq.hw_queue();
+        // As C null_blk: a request picked to time out is dropped, unless
+        // polled; `timeout` below ends it when the block layer says so.
+        if hw_queue.kind() != HwQueueKind::Poll && queue_data.timeout_inject.should_fail() {
+            rq.data_ref().set_dropped(true);
+            return Ok(());
+        }
         if let Some(store) = &queue_data.store {
             // The tag set is `BLOCKING` for a memory-backed device, so this
             // may sleep for memory. If there is none even so, the request is
@@ -311,7 +360,6 @@ impl Operations for NullQueue {
         Stats::add(&queue_data.stats.bytes, rq.bytes().into());
         // As C null_blk: a polled request is done when its queue is polled,
         // whatever `irqmode` says.
-        let hw_queue = rq.hw_queue();
         if hw_queue.kind() == HwQueueKind::Poll {
             if let Some(list) = queue_data.poll_list(hw_queue) {
                 list.add(rq);
@@ -327,6 +375,19 @@ impl Operations for NullQueue {
     }
 
     fn commit_rqs(_queue_data: &QueueData) {}
+
+    fn timeout(queue_data: &QueueData, rq: ARef<mq::Request<Self>>) -> TimeoutAction {
+        if rq.data_ref().set_dropped(false) {
+            // Ours alone: dropped in `queue_rq` to time out.
+            pr_info!("rq at sector {} timed out\n", rq.sector());
+            Stats::inc(&queue_data.stats.timed_out);
+            end_with(rq, Err(ETIMEDOUT));
+            return TimeoutAction::Done;
+        }
+        // A request still on its way (a timer, a poll list) completes
+        // through there.
+        TimeoutAction::ResetTimer
+    }
 
     fn poll(queue_data: &QueueData, hw_queue: HwQueue) -> u32 {
         let n = queue_data.poll_list(hw_queue).map_or(0, PollList::end_all);

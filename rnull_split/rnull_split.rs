@@ -45,6 +45,10 @@ mod params;
 #[path = "../common/split.rs"]
 mod split;
 
+#[allow(unreachable_pub, dead_code)]
+#[path = "../common/fault.rs"]
+mod fault;
+
 mod bio_queue;
 mod config;
 mod configfs;
@@ -54,7 +58,7 @@ mod stats;
 mod store;
 mod timer;
 
-use config::SplitCloneArg;
+use config::{FaultArg, SplitCloneArg};
 
 /// The names a build registers. `rnull_split.ko` has its own; the same
 /// sources built as `null_blk.ko` (`--cfg null_blk`, see the Kbuild file)
@@ -152,6 +156,14 @@ macro_rules! null_module {
                 no_sched: bool {
                     default: false,
                     description: "No io scheduler",
+                },
+                timeout: FaultArg {
+                    default: FaultArg::EMPTY,
+                    description: "Fault injection. timeout=<interval>,<probability>,<space>,<times>",
+                },
+                requeue: FaultArg {
+                    default: FaultArg::EMPTY,
+                    description: "Fault injection. requeue=<interval>,<probability>,<space>,<times>",
                 },
                 split_clone: SplitCloneArg {
                     default: SplitCloneArg::FAST,

@@ -23,6 +23,10 @@ pub(crate) struct Stats {
     pub(crate) bytes: AtomicU64,
     /// Requests completed by polling a poll queue (`poll_queues`).
     pub(crate) polled: AtomicU64,
+    /// Requests given back to be issued again (`requeue` injection).
+    pub(crate) requeued: AtomicU64,
+    /// Requests ended with `ETIMEDOUT` (`timeout` injection).
+    pub(crate) timed_out: AtomicU64,
 }
 
 impl Stats {
@@ -39,7 +43,7 @@ impl Stats {
     }
 
     /// Every counter with its debugfs file name.
-    pub(crate) fn named(&self) -> [(&'static kernel::str::CStr, &AtomicU64); 7] {
+    pub(crate) fn named(&self) -> [(&'static kernel::str::CStr, &AtomicU64); 9] {
         [
             (c"bios", &self.bios),
             (c"splits", &self.splits),
@@ -48,6 +52,8 @@ impl Stats {
             (c"requests", &self.requests),
             (c"bytes", &self.bytes),
             (c"polled", &self.polled),
+            (c"requeued", &self.requeued),
+            (c"timed_out", &self.timed_out),
         ]
     }
 }

@@ -29,6 +29,7 @@
 //! `kernel::time::hrtimer`, `kernel::sync::SpinLockIrq` and `CondVar`.
 
 use crate::device::NullQueue;
+use core::sync::atomic::{AtomicBool, Ordering};
 use kernel::{
     block::{
         bio::OwnedBio,
@@ -53,18 +54,26 @@ pub(crate) fn delay(completion_nsec: u64) -> Result<Delta> {
     ))
 }
 
-/// The driver data of every blk-mq request: its completion timer.
+/// The driver data of every blk-mq request: its completion timer, and
+/// whether the driver dropped it to time out (C null_blk's `fake_timeout`).
 #[pin_data]
 pub(crate) struct RequestTimer {
     #[pin]
     timer: HrTimer<Request<NullQueue>>,
+    dropped: AtomicBool,
 }
 
 impl RequestTimer {
     pub(crate) fn new() -> impl PinInit<Self, Error> {
         try_pin_init!(Self {
             timer <- HrTimer::new(),
+            dropped: AtomicBool::new(false),
         })
+    }
+
+    /// Mark the request as dropped (or not); returns whether it was.
+    pub(crate) fn set_dropped(&self, dropped: bool) -> bool {
+        self.dropped.swap(dropped, Ordering::Relaxed)
     }
 }
 

@@ -129,3 +129,21 @@ fn poll_queues() {
     let (c, _) = RawParams { poll_queues: 0, ..raw() }.validate(4).unwrap();
     assert_eq!(c.poll_queues, 0);
 }
+
+#[test]
+fn fault_parameters() {
+    let (c, _) = raw().validate(2).unwrap();
+    assert!(!c.timeout_inject.enabled());
+    assert!(!c.requeue_inject.enabled());
+    let (c, _) = RawParams { timeout: b"1,50,0,-1", requeue: b"1,10,0,-1", ..raw() }
+        .validate(2)
+        .unwrap();
+    assert_eq!(c.timeout_inject.probability, 50);
+    assert_eq!(c.requeue_inject.probability, 10);
+    let e = RawParams { timeout: b"1,50", ..raw() }.validate(2).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "invalid timeout: must be <interval>,<probability>,<space>,<times>"
+    );
+    assert_eq!(RawParams { requeue: b"x", ..raw() }.validate(2).unwrap_err().name, "requeue");
+}

@@ -155,6 +155,51 @@ else
 fi
 dmesg_clean "tag set flags"
 
+# --- fault injection: timeout and requeue (C null_blk's format) ------------------
+dstat() { cat "/sys/kernel/debug/rnull_split/rnullb0/$1"; }
+if insmod "$KO" timeout=1,100,0,-1 gb=1; then
+    ok "insmod timeout=1,100,0,-1 (every request left to time out)"
+    t0=$(date +%s)
+    out=$(dd if=/dev/rnullb0 of=/dev/null bs=4k count=1 iflag=direct 2>&1)
+    rc=$?
+    t1=$(date +%s)
+    check "a read that timed out fails with ETIMEDOUT" \
+        bash -c "[[ $rc != 0 ]] && grep -q 'timed out' <<<'$out'"
+    check "... after the 5 s request timeout" test $((t1 - t0)) -ge 4
+    check "... ended by the driver's timeout handler" test "$(dstat timed_out)" -ge 1
+    check "... which says so in the log" bash -c "dmesg | grep -q 'rnull_split: rq at sector 0 timed out'"
+    check "timeout=...: rmmod" unload
+else
+    not_ok "insmod timeout=1,100,0,-1"
+fi
+if insmod "$KO" timeout=1,50,0,-1 gb=1; then
+    for i in $(seq 20); do dd if=/dev/rnullb0 of=/dev/null bs=4k count=4 iflag=direct status=none 2>/dev/null & done
+    wait
+    check "timeout=1,50,0,-1: 20 parallel readers all return" true
+    check "... some requests timed out" test "$(dstat timed_out)" -ge 1
+    check "... the rest completed" test "$(dstat requests)" -ge 1
+    check "timeout=1,50,0,-1: rmmod" unload
+else
+    not_ok "insmod timeout=1,50,0,-1"
+fi
+# the requeue injection: partition scanning at add_disk takes some of the
+# 100, the fio job the rest
+if insmod "$KO" requeue=1,100,0,100 memory_backed=1 gb=1; then
+    if fio_json --name=rq --filename=/dev/rnullb0 --direct=1 --rw=randwrite --bs=4k --size=4M \
+            --ioengine=io_uring --iodepth=8 --verify=crc32c --do_verify=1 --verify_fatal=1 \
+            --verify_state_save=0; then
+        expect_eq "requeue=1,100,0,100: 4 MiB written, read back and verified" \
+            "$(fio_field read.io_bytes)" $((4 << 20))
+    else
+        not_ok "requeue=1,100,0,100: write and verify"
+    fi
+    expect_eq "... exactly 100 requests requeued (times=100)" "$(dstat requeued)" 100
+    check "requeue=...: rmmod" unload
+else
+    not_ok "insmod requeue=1,100,0,100"
+fi
+dmesg_clean "fault injection"
+
 # --- configured geometry -------------------------------------------------------
 if insmod "$KO" gb=2 bs=4096 nr_devices=2 submit_queues=2 hw_queue_depth=32 max_sectors=256; then
     ok "insmod gb=2 bs=4096 nr_devices=2 submit_queues=2 hw_queue_depth=32 max_sectors=256"
@@ -259,6 +304,8 @@ refuse submit_queues "invalid submit_queues=0" submit_queues=0
 refuse submit_queues "invalid submit_queues=99" submit_queues=99
 refuse poll_queues "invalid poll_queues=-1" poll_queues=-1
 refuse poll_queues "invalid poll_queues=99" poll_queues=99
+refuse timeout "invalid timeout: must be <interval>,<probability>,<space>,<times>" timeout=1,50
+refuse requeue "invalid requeue: must be <interval>" requeue=x
 refuse hw_queue_depth "invalid hw_queue_depth=0" hw_queue_depth=0
 refuse hw_queue_depth "invalid hw_queue_depth=10241" hw_queue_depth=10241
 refuse max_sectors "invalid max_sectors=4" max_sectors=4
