@@ -9,6 +9,7 @@
 //! parameter, the value and what is accepted.
 
 use crate::fault::FaultConfig;
+use crate::zoned::{LayoutError, ZonedConfig};
 use core::fmt;
 
 /// Sector size of the block layer, in bytes.
@@ -124,6 +125,12 @@ pub struct RawParams<'a> {
     pub timeout: &'a [u8],
     /// `requeue`: fault injection, requests requeued (same format).
     pub requeue: &'a [u8],
+    /// `zoned`: a zoned device, with the `zone_*` parameters.
+    pub zoned: bool,
+    /// `zone_size` (MiB), `zone_capacity` (MiB), `zone_nr_conv`,
+    /// `zone_max_open`, `zone_max_active`, `zone_append_max_sectors`,
+    /// `zone_full`.
+    pub zone: ZonedConfig,
 }
 
 impl Default for RawParams<'_> {
@@ -149,6 +156,8 @@ impl Default for RawParams<'_> {
             split_clone: b"fast",
             timeout: b"",
             requeue: b"",
+            zoned: false,
+            zone: ZonedConfig::default(),
         }
     }
 }
@@ -193,6 +202,10 @@ pub struct DeviceConfig {
     pub timeout_inject: FaultConfig,
     /// Requests requeued (blk-mq; C null_blk's `requeue`).
     pub requeue_inject: FaultConfig,
+    /// A zoned device (blk-mq), laid out by `zone`.
+    pub zoned: bool,
+    /// The zone parameters, used when `zoned`.
+    pub zone: ZonedConfig,
 }
 
 /// A refused parameter value.
@@ -448,7 +461,10 @@ impl RawParams<'_> {
             split_clone: validate_split_clone(self.split_clone)?,
             timeout_inject: validate_fault("timeout", self.timeout)?,
             requeue_inject: validate_fault("requeue", self.requeue)?,
+            zoned: self.zoned,
+            zone: self.zone,
         };
+        config.validate_zoned()?;
         Ok((config, nr_devices))
     }
 }
@@ -512,7 +528,41 @@ impl DeviceConfig {
         validate_hw_queue_depth(self.hw_queue_depth as i64)?;
         validate_completion_nsec(self.completion_nsec)?;
         validate_discard(self.discard, self.memory_backed)?;
+        self.validate_zoned()?;
         Ok(())
+    }
+
+    /// Check the zone parameters of a zoned configuration against its size
+    /// and block size, and that it is blk-mq.
+    pub fn validate_zoned(&self) -> Result<(), ParamError> {
+        if !self.zoned {
+            return Ok(());
+        }
+        if self.queue_mode != QueueMode::Mq {
+            return Err(ParamError {
+                name: "zoned",
+                value: Value::Bool(true),
+                expected: "0 unless queue_mode=2",
+            });
+        }
+        self.zone
+            .layout(self.capacity_sectors, self.block_size)
+            .map(|_| ())
+            .map_err(|e: LayoutError| {
+                let (name, expected) = e.explain();
+                let z = &self.zone;
+                let value = match name {
+                    "zone_size" => z.zone_size_mb,
+                    "zone_capacity" => z.zone_capacity_mb,
+                    "zone_nr_conv" => z.nr_conv.into(),
+                    _ => z.max_open.into(),
+                };
+                ParamError {
+                    name,
+                    value: Value::UInt(value),
+                    expected,
+                }
+            })
     }
 }
 

@@ -6,6 +6,7 @@
 use crate::{
     module_parameters as p,
     params::{DeviceConfig, ParamError, RawParams},
+    zoned::ZonedConfig,
 };
 use kernel::{module_param::ModuleParam, prelude::*, str::BStr};
 
@@ -92,6 +93,16 @@ pub(crate) fn from_module_params() -> Result<(DeviceConfig, u32)> {
         split_clone: split_clone.as_bytes(),
         timeout: timeout.as_bytes(),
         requeue: requeue.as_bytes(),
+        zoned: p::zoned.value(),
+        zone: ZonedConfig {
+            zone_size_mb: p::zone_size.value(),
+            zone_capacity_mb: p::zone_capacity.value(),
+            nr_conv: p::zone_nr_conv.value(),
+            max_open: p::zone_max_open.value(),
+            max_active: p::zone_max_active.value(),
+            append_max_sectors: p::zone_append_max_sectors.value(),
+            full: p::zone_full.value(),
+        },
     };
     let (config, n) = raw.validate(kernel::cpu::nr_cpu_ids()).map_err(|e| {
         pr_err!("{}\n", e);

@@ -254,6 +254,14 @@ device_attributes! {
     14 shared_tags SharedTags,
     15 shared_tag_bitmap SharedTagBitmap,
     16 no_sched NoSched,
+    17 zoned Zoned,
+    18 zone_size ZoneSize,
+    19 zone_capacity ZoneCapacity,
+    20 zone_nr_conv ZoneNrConv,
+    21 zone_max_open ZoneMaxOpen,
+    22 zone_max_active ZoneMaxActive,
+    23 zone_append_max_sectors ZoneAppendMaxSectors,
+    24 zone_full ZoneFull,
 }
 
 impl Attr {
@@ -273,6 +281,14 @@ impl Attr {
             Self::SharedTags => writeln!(out, "{}", u8::from(c.shared_tags)),
             Self::SharedTagBitmap => writeln!(out, "{}", u8::from(c.shared_tag_bitmap)),
             Self::NoSched => writeln!(out, "{}", u8::from(c.no_sched)),
+            Self::Zoned => writeln!(out, "{}", u8::from(c.zoned)),
+            Self::ZoneSize => writeln!(out, "{}", c.zone.zone_size_mb),
+            Self::ZoneCapacity => writeln!(out, "{}", c.zone.zone_capacity_mb),
+            Self::ZoneNrConv => writeln!(out, "{}", c.zone.nr_conv),
+            Self::ZoneMaxOpen => writeln!(out, "{}", c.zone.max_open),
+            Self::ZoneMaxActive => writeln!(out, "{}", c.zone.max_active),
+            Self::ZoneAppendMaxSectors => writeln!(out, "{}", c.zone.append_max_sectors),
+            Self::ZoneFull => writeln!(out, "{}", u8::from(c.zone.full)),
             Self::SubmitQueues => writeln!(out, "{}", c.submit_queues),
             Self::PollQueues => writeln!(out, "{}", c.poll_queues),
             Self::HwQueueDepth => writeln!(out, "{}", c.hw_queue_depth),
@@ -326,6 +342,16 @@ impl Attr {
             Self::SharedTags => c.shared_tags = parse_bool(dir, self, text)?,
             Self::SharedTagBitmap => c.shared_tag_bitmap = parse_bool(dir, self, text)?,
             Self::NoSched => c.no_sched = parse_bool(dir, self, text)?,
+            // The zone parameters are checked together at power=1, against
+            // the size and block size.
+            Self::Zoned => c.zoned = parse_bool(dir, self, text)?,
+            Self::ZoneSize => c.zone.zone_size_mb = parse(dir, self, text)?,
+            Self::ZoneCapacity => c.zone.zone_capacity_mb = parse(dir, self, text)?,
+            Self::ZoneNrConv => c.zone.nr_conv = parse(dir, self, text)?,
+            Self::ZoneMaxOpen => c.zone.max_open = parse(dir, self, text)?,
+            Self::ZoneMaxActive => c.zone.max_active = parse(dir, self, text)?,
+            Self::ZoneAppendMaxSectors => c.zone.append_max_sectors = parse(dir, self, text)?,
+            Self::ZoneFull => c.zone.full = parse_bool(dir, self, text)?,
             Self::SubmitQueues => {
                 let v: u32 = parse(dir, self, text)?;
                 c.submit_queues = checked(

@@ -10,6 +10,7 @@ use crate::{
     params::{DeviceConfig, IrqMode, QueueMode},
     stats::Stats,
     store::Store,
+    zones::DevZones,
     timer::{self, RequestTimer},
 };
 use core::sync::atomic::{AtomicU32, Ordering};
@@ -17,6 +18,7 @@ use kernel::{
     block::mq::{
         self,
         gen_disk::{BioDisk, GenDisk, GenDiskBuilder},
+        zoned::ZoneReport,
         HwQueue, HwQueueKind, HwQueues, Operations, Refused, TagSet, TagSetFlags, TimeoutAction,
     },
     new_mutex, new_spinlock,
@@ -90,7 +92,8 @@ impl TagLayout {
         let mut flags = TagSetFlags::empty();
         // Like C null_blk: a memory-backed device allocates its pages in
         // `queue_rq`, which may then sleep (`GFP_NOIO`).
-        if config.blocking || config.memory_backed {
+        // A zoned device serves requests under a mutex (`zones.rs`).
+        if config.blocking || config.memory_backed || config.zoned {
             flags = flags | TagSetFlags::BLOCKING;
         }
         if config.shared_tag_bitmap {
@@ -148,7 +151,7 @@ impl NullDevice {
         } else {
             None
         };
-        let builder = GenDiskBuilder::new()
+        let mut builder = GenDiskBuilder::new()
             .capacity_sectors(config.capacity_sectors)
             .logical_block_size(config.block_size)?
             .physical_block_size(config.block_size)?
@@ -161,6 +164,13 @@ impl NullDevice {
             // C null_blk's discard limit (`UINT_MAX >> 9`).
             .max_hw_discard_sectors(if config.discard { u32::MAX >> 9 } else { 0 })
             .rotational(false);
+        let zones = if config.zoned {
+            let (zones, limits) = DevZones::new(config)?;
+            builder = builder.zoned(limits);
+            Some(zones)
+        } else {
+            None
+        };
         let disk = match config.queue_mode {
             QueueMode::Mq => {
                 let (layout, tagset) = if config.shared_tags {
@@ -169,11 +179,15 @@ impl NullDevice {
                     let layout = TagLayout::of(config);
                     (layout, layout.new_tag_set()?)
                 };
-                if store.is_some() && !layout.flags.contains(TagSetFlags::BLOCKING) {
+                if (store.is_some() || zones.is_some())
+                    && !layout.flags.contains(TagSetFlags::BLOCKING)
+                {
+                    let what = if zones.is_some() { "zoned" } else { "memory_backed" };
                     pr_err!(
-                        "{}: invalid memory_backed=1 with shared_tags=1: the shared tag set \
-                         is not blocking (set the blocking or memory_backed parameter)\n",
-                        &*name
+                        "{}: invalid {}=1 with shared_tags=1: the shared tag set is not \
+                         blocking (set the blocking or memory_backed parameter)\n",
+                        &*name,
+                        what
                     );
                     return Err(EINVAL);
                 }
@@ -192,6 +206,7 @@ impl NullDevice {
                         timeout_inject: Fault::new(config.timeout_inject, seed(&name, 1)),
                         requeue_inject: Fault::new(config.requeue_inject, seed(&name, 2)),
                         requeue_selection: AtomicU32::new(0),
+                        zones,
                     },
                     GFP_KERNEL,
                 )?;
@@ -232,6 +247,8 @@ pub(crate) struct QueueData {
     requeue_inject: Fault,
     /// Alternates injected requeues between the two ways, as C null_blk.
     requeue_selection: AtomicU32,
+    /// `zoned=1`: the zones.
+    zones: Option<Pin<KBox<DevZones>>>,
 }
 
 /// A seed for the fault injection draws of disk `name`: fixed per disk and
@@ -341,19 +358,22 @@ impl Operations for NullQueue {
             rq.data_ref().set_dropped(true);
             return Ok(());
         }
-        if let Some(store) = &queue_data.store {
-            // The tag set is `BLOCKING` for a memory-backed device, so this
-            // may sleep for memory. If there is none even so, the request is
-            // requeued, as C null_blk's `BLK_STS_RESOURCE`; it is served
-            // again from the start, which rewrites what was copied already.
-            let status = rq.bios().try_for_each(|bio| store.transfer(bio, GFP_NOIO));
-            match status {
-                Ok(()) => {}
-                Err(e) if e == ENOMEM => return Err(Refused::new(rq, e)),
-                Err(e) => {
-                    end_with(rq, Err(e));
-                    return Ok(());
-                }
+        // The tag set is `BLOCKING` for a memory-backed or zoned device, so
+        // this may sleep for memory or the zones' lock. If there is no
+        // memory even so, the request is requeued, as C null_blk's
+        // `BLK_STS_RESOURCE`; it is served again from the start, which
+        // rewrites what was copied already.
+        let status = match (&queue_data.zones, &queue_data.store) {
+            (Some(zones), store) => zones.serve(&rq, store.as_deref()),
+            (None, Some(store)) => rq.bios().try_for_each(|bio| store.transfer(bio, GFP_NOIO)),
+            (None, None) => Ok(()),
+        };
+        match status {
+            Ok(()) => {}
+            Err(e) if e == ENOMEM => return Err(Refused::new(rq, e)),
+            Err(e) => {
+                end_with(rq, Err(e));
+                return Ok(());
             }
         }
         Stats::inc(&queue_data.stats.requests);
@@ -389,6 +409,18 @@ impl Operations for NullQueue {
         TimeoutAction::ResetTimer
     }
 
+    fn report_zones(
+        queue_data: &QueueData,
+        sector: u64,
+        nr_zones: u32,
+        report: &mut ZoneReport<'_>,
+    ) -> Result {
+        match &queue_data.zones {
+            Some(zones) => zones.report(sector, nr_zones, report),
+            None => Err(EOPNOTSUPP),
+        }
+    }
+
     fn poll(queue_data: &QueueData, hw_queue: HwQueue) -> u32 {
         let n = queue_data.poll_list(hw_queue).map_or(0, PollList::end_all);
         if n > 0 {
@@ -414,7 +446,11 @@ fn end_with(rq: ARef<mq::Request<NullQueue>>, status: Result) {
     // The driver keeps no other reference to its requests, so `rq` is the
     // only `ARef` and ending cannot fail; if it ever did, the request would
     // stay owned by the `ARef` returned and time out rather than be freed.
-    if mq::Request::end(rq, status).is_err() {
+    let ended = match rq.data_ref().take_append_sector() {
+        Some(sector) => mq::Request::end_zone_append(rq, sector, status),
+        None => mq::Request::end(rq, status),
+    };
+    if ended.is_err() {
         pr_warn!("request still referenced at completion\n");
     }
 }

@@ -49,6 +49,10 @@ mod split;
 #[path = "../common/fault.rs"]
 mod fault;
 
+#[allow(unreachable_pub, dead_code)]
+#[path = "../common/zoned.rs"]
+mod zoned;
+
 mod bio_queue;
 mod config;
 mod configfs;
@@ -57,6 +61,7 @@ mod device;
 mod stats;
 mod store;
 mod timer;
+mod zones;
 
 use config::{FaultArg, SplitCloneArg};
 
@@ -164,6 +169,38 @@ macro_rules! null_module {
                 requeue: FaultArg {
                     default: FaultArg::EMPTY,
                     description: "Fault injection. requeue=<interval>,<probability>,<space>,<times>",
+                },
+                zoned: bool {
+                    default: false,
+                    description: "Make device as a host-managed zoned block device. Default: false",
+                },
+                zone_size: u64 {
+                    default: 256,
+                    description: "Zone size in MB when block device is zoned. Must be power-of-two: Default: 256",
+                },
+                zone_capacity: u64 {
+                    default: 0,
+                    description: "Zone capacity in MB when block device is zoned. Can be less than or equal to zone size. Default: Zone size",
+                },
+                zone_nr_conv: u32 {
+                    default: 0,
+                    description: "Number of conventional zones when block device is zoned. Default: 0",
+                },
+                zone_max_open: u32 {
+                    default: 0,
+                    description: "Maximum number of open zones when block device is zoned. Default: 0 (no limit)",
+                },
+                zone_max_active: u32 {
+                    default: 0,
+                    description: "Maximum number of active zones when block device is zoned. Default: 0 (no limit)",
+                },
+                zone_append_max_sectors: u32 {
+                    default: u32::MAX,
+                    description: "Maximum size of a zone append command (in 512B sectors). Specify 0 for zone append emulation",
+                },
+                zone_full: bool {
+                    default: false,
+                    description: "Initialize the sequential write required zones of a zoned device to be full. Default: false",
                 },
                 split_clone: SplitCloneArg {
                     default: SplitCloneArg::FAST,

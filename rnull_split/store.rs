@@ -48,9 +48,32 @@ impl Store {
     /// Serve the data of `bio` (a read or a write; other operations carry
     /// no data), allocating with `flags`.
     pub(crate) fn transfer(&self, bio: &Bio, flags: Flags) -> Result {
-        let mut pos = bio.sector() << SECTOR_SHIFT;
+        self.transfer_at(bio, bio.sector(), flags)
+    }
+
+    /// Serve the data of every bio of `rq` as if the request started at
+    /// `sector` (a zone append's is the write pointer, not its own).
+    pub(crate) fn transfer_rq_at<T: kernel::block::mq::Operations>(
+        &self,
+        rq: &kernel::block::mq::Request<T>,
+        sector: u64,
+        flags: Flags,
+    ) -> Result {
+        let base = rq.sector();
+        rq.bios()
+            .try_for_each(|bio| self.transfer_at(bio, sector + (bio.sector() - base), flags))
+    }
+
+    /// Forget `sectors` sectors from `sector` (a reset zone).
+    pub(crate) fn discard_sectors(&self, sector: u64, sectors: u64) {
+        self.discard(sector << SECTOR_SHIFT, sectors << SECTOR_SHIFT);
+    }
+
+    /// Serve the data of `bio` at `sector`.
+    fn transfer_at(&self, bio: &Bio, sector: u64, flags: Flags) -> Result {
+        let mut pos = sector << SECTOR_SHIFT;
         let write = match bio.command() {
-            Command::Write => true,
+            Command::Write | Command::ZoneAppend => true,
             Command::Read => false,
             Command::Discard | Command::WriteZeroes | Command::SecureErase => {
                 self.discard(pos, u64::from(bio.size()));

@@ -29,7 +29,7 @@
 //! `kernel::time::hrtimer`, `kernel::sync::SpinLockIrq` and `CondVar`.
 
 use crate::device::NullQueue;
-use core::sync::atomic::{AtomicBool, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use kernel::{
     block::{
         bio::OwnedBio,
@@ -54,21 +54,46 @@ pub(crate) fn delay(completion_nsec: u64) -> Result<Delta> {
     ))
 }
 
-/// The driver data of every blk-mq request: its completion timer, and
-/// whether the driver dropped it to time out (C null_blk's `fake_timeout`).
+/// The driver data of every blk-mq request: its completion timer, whether
+/// the driver dropped it to time out (C null_blk's `fake_timeout`), and the
+/// sector a zone append wrote at.
 #[pin_data]
 pub(crate) struct RequestTimer {
     #[pin]
     timer: HrTimer<Request<NullQueue>>,
     dropped: AtomicBool,
+    /// [`NO_APPEND`] unless the request is a zone append that was served.
+    append_sector: AtomicU64,
 }
+
+/// No zone append sector.
+const NO_APPEND: u64 = u64::MAX;
 
 impl RequestTimer {
     pub(crate) fn new() -> impl PinInit<Self, Error> {
         try_pin_init!(Self {
             timer <- HrTimer::new(),
             dropped: AtomicBool::new(false),
+            append_sector: AtomicU64::new(NO_APPEND),
         })
+    }
+
+    /// Record where a zone append wrote.
+    pub(crate) fn set_append_sector(&self, sector: u64) {
+        self.append_sector.store(sector, Ordering::Relaxed);
+    }
+
+    /// Where the zone append this request is wrote, if it is one; forgets
+    /// it, for the request's next use.
+    #[inline(always)]
+    pub(crate) fn take_append_sector(&self) -> Option<u64> {
+        match self.append_sector.load(Ordering::Relaxed) {
+            NO_APPEND => None,
+            sector => {
+                self.append_sector.store(NO_APPEND, Ordering::Relaxed);
+                Some(sector)
+            }
+        }
     }
 
     /// Mark the request as dropped (or not); returns whether it was.

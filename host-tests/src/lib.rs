@@ -12,3 +12,6 @@ pub mod split;
 
 #[path = "../../common/fault.rs"]
 pub mod fault;
+
+#[path = "../../common/zoned.rs"]
+pub mod zoned;

@@ -147,3 +147,22 @@ fn fault_parameters() {
     );
     assert_eq!(RawParams { requeue: b"x", ..raw() }.validate(2).unwrap_err().name, "requeue");
 }
+
+#[test]
+fn zoned_parameters() {
+    use rnull_host_tests::zoned::ZonedConfig;
+    let zoned = |zone: ZonedConfig| RawParams { zoned: true, gb: 1, zone, ..raw() };
+    assert!(zoned(ZonedConfig::default()).validate(2).is_ok());
+    let e = zoned(ZonedConfig { zone_size_mb: 3, ..ZonedConfig::default() }).validate(2).unwrap_err();
+    assert_eq!(e.to_string(), "invalid zone_size=3: must be a non-zero power of two (MiB)");
+    let e = zoned(ZonedConfig { zone_size_mb: 2048, ..ZonedConfig::default() }).validate(2).unwrap_err();
+    assert_eq!(e.to_string(), "invalid zone_size=2048: must be at most the device size");
+    let e = zoned(ZonedConfig { nr_conv: 4, ..ZonedConfig::default() }).validate(2).unwrap_err();
+    assert_eq!(e.name, "zone_nr_conv");
+    let e = RawParams { queue_mode: 0, ..zoned(ZonedConfig::default()) }.validate(2).unwrap_err();
+    assert_eq!(e.to_string(), "invalid zoned=1: must be 0 unless queue_mode=2");
+    // not zoned: the zone parameters are not looked at
+    assert!(RawParams { zone: ZonedConfig { zone_size_mb: 3, ..ZonedConfig::default() }, ..raw() }
+        .validate(2)
+        .is_ok());
+}

@@ -200,6 +200,71 @@ else
 fi
 dmesg_clean "fault injection"
 
+# --- zoned=1: a host-managed zoned disk, as C null_blk's ------------------------
+zsec=$((64 << 11))     # zone_size=64 MiB in sectors
+if insmod "$KO" zoned=1 gb=1 zone_size=64 zone_nr_conv=2 zone_max_open=4 memory_backed=1; then
+    ok "insmod zoned=1 gb=1 zone_size=64 zone_nr_conv=2 zone_max_open=4 memory_backed=1"
+    expect_eq "zoned: host-managed" "$(sysblk rnullb0 queue/zoned)" host-managed
+    expect_eq "zoned: 16 zones" "$(sysblk rnullb0 queue/nr_zones)" 16
+    expect_eq "zoned: chunk_sectors = zone size" "$(sysblk rnullb0 queue/chunk_sectors)" $zsec
+    expect_eq "zoned: max_open_zones 4" "$(sysblk rnullb0 queue/max_open_zones)" 4
+    expect_eq "zoned: 16 zones reported" "$(blkzone report /dev/rnullb0 | wc -l)" 16
+    expect_eq "zoned: 2 conventional zones first" \
+        "$(blkzone report -c 3 /dev/rnullb0 | grep -c CONVENTIONAL)" 2
+    check "zoned: zone 2 empty, write pointer at its start" \
+        bash -c "blkzone report -o $((2 * zsec)) -c 1 /dev/rnullb0 | grep -q 'wptr 0x000000 .*(em)'"
+    head -c 1048576 /dev/urandom > /tmp/z1
+    check "zoned: 1 MiB written at zone 2's write pointer" \
+        dd if=/tmp/z1 of=/dev/rnullb0 bs=1M seek=$((2 * 64)) oflag=direct status=none
+    check "zoned: write pointer moved 2048 sectors, zone implicitly open" \
+        bash -c "blkzone report -o $((2 * zsec)) -c 1 /dev/rnullb0 | grep -q 'wptr 0x000800 .*(oi)'"
+    check "zoned: a write not at the write pointer fails" \
+        bash -c "! dd if=/tmp/z1 of=/dev/rnullb0 bs=1M seek=$((2 * 64)) oflag=direct status=none 2>/dev/null"
+    check "zoned: the data reads back" \
+        bash -c "cmp /tmp/z1 <(dd if=/dev/rnullb0 bs=1M skip=$((2 * 64)) count=1 iflag=direct status=none)"
+    check "zoned: a conventional zone takes writes anywhere" \
+        dd if=/tmp/z1 of=/dev/rnullb0 bs=1M seek=7 oflag=direct status=none
+    check "zoned: zone reset" blkzone reset -o $((2 * zsec)) -c 1 /dev/rnullb0
+    check "zoned: reset zone reads as zeroes" \
+        bash -c "cmp <(head -c 1048576 /dev/zero) <(dd if=/dev/rnullb0 bs=1M skip=$((2 * 64)) count=1 iflag=direct status=none)"
+    check "zoned: zone open -> explicitly open" \
+        bash -c "blkzone open -o $((3 * zsec)) -c 1 /dev/rnullb0 && blkzone report -o $((3 * zsec)) -c 1 /dev/rnullb0 | grep -q '(oe)'"
+    check "zoned: zone finish -> full" \
+        bash -c "blkzone finish -o $((3 * zsec)) -c 1 /dev/rnullb0 && blkzone report -o $((3 * zsec)) -c 1 /dev/rnullb0 | grep -q '(fu)'"
+    check "zoned: zone close of a full zone fails" \
+        bash -c "! blkzone close -o $((3 * zsec)) -c 1 /dev/rnullb0 2>/dev/null"
+    check "zoned: 4 explicit opens fit zone_max_open=4" \
+        blkzone open -o $((4 * zsec)) -c 4 /dev/rnullb0
+    out=$(blkzone open -o $((8 * zsec)) -c 1 /dev/rnullb0 2>&1)
+    rc=$?
+    check "zoned: a 5th open is refused (open zones exceeded: ETOOMANYREFS)" \
+        bash -c "[[ $rc != 0 ]] && grep -qi 'too many references' <<<'$out'"
+    check "zoned: ... and that zone stays empty" \
+        bash -c "blkzone report -o $((8 * zsec)) -c 1 /dev/rnullb0 | grep -q '(em)'"
+    check "zoned: reset all" bash -c "blkzone reset /dev/rnullb0 && [[ \$(blkzone report /dev/rnullb0 | grep -c '(em)') == 14 ]]"
+    if fio_json --name=z --filename=/dev/rnullb0 --direct=1 --zonemode=zbd --rw=write --bs=64k \
+            --offset=$((2 * 64))M --size=256M --ioengine=psync --verify=crc32c --do_verify=1 \
+            --verify_fatal=1 --verify_state_save=0; then
+        expect_eq "zoned: fio zonemode=zbd 256 MiB sequential writes, read back and verified" \
+            "$(fio_field read.io_bytes)" $((256 << 20))
+    else
+        not_ok "zoned: fio zonemode=zbd write and verify"
+    fi
+    check "zoned: rmmod" unload
+else
+    not_ok "insmod zoned=1 ..."
+fi
+if insmod "$KO" zoned=1 gb=1 zone_size=64 zone_append_max_sectors=0 zone_capacity=32; then
+    check "zoned: zone_capacity=32 reported" \
+        bash -c "blkzone report -c 1 /dev/rnullb0 | grep -q 'cap 0x010000'"
+    check "zoned: a write past the capacity fails" \
+        bash -c "! dd if=/dev/zero of=/dev/rnullb0 bs=1M count=33 oflag=direct status=none 2>/dev/null"
+    check "zoned, zone_capacity: rmmod" unload
+else
+    not_ok "insmod zoned=1 zone_capacity=32"
+fi
+dmesg_clean "zoned"
+
 # --- configured geometry -------------------------------------------------------
 if insmod "$KO" gb=2 bs=4096 nr_devices=2 submit_queues=2 hw_queue_depth=32 max_sectors=256; then
     ok "insmod gb=2 bs=4096 nr_devices=2 submit_queues=2 hw_queue_depth=32 max_sectors=256"
@@ -306,6 +371,9 @@ refuse poll_queues "invalid poll_queues=-1" poll_queues=-1
 refuse poll_queues "invalid poll_queues=99" poll_queues=99
 refuse timeout "invalid timeout: must be <interval>,<probability>,<space>,<times>" timeout=1,50
 refuse requeue "invalid requeue: must be <interval>" requeue=x
+refuse zone_size "invalid zone_size=3: must be a non-zero power of two" zoned=1 gb=1 zone_size=3
+refuse zoned "invalid zoned=1: must be 0 unless queue_mode=2" zoned=1 queue_mode=0
+refuse zone_nr_conv "invalid zone_nr_conv=4" zoned=1 gb=1 zone_nr_conv=4
 refuse hw_queue_depth "invalid hw_queue_depth=0" hw_queue_depth=0
 refuse hw_queue_depth "invalid hw_queue_depth=10241" hw_queue_depth=10241
 refuse max_sectors "invalid max_sectors=4" max_sectors=4

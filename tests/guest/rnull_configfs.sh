@@ -61,11 +61,11 @@ if insmod "$KO" nr_devices=0 gb=2 bs=4096 hw_queue_depth=32 split_clone=deep irq
     check "nr_devices=0 creates no disk" bash -c '! ls /sys/block | grep -q rnullb'
     check "$CFS exists" test -d "$CFS"
     expect_eq "features lists the attributes, like null_blk's" "$(cat "$CFS/features")" \
-        "size,blocksize,max_sectors,queue_mode,irqmode,completion_nsec,memory_backed,discard,submit_queues,hw_queue_depth,split_clone,power,poll_queues,blocking,shared_tags,shared_tag_bitmap,no_sched"
+        "size,blocksize,max_sectors,queue_mode,irqmode,completion_nsec,memory_backed,discard,submit_queues,hw_queue_depth,split_clone,power,poll_queues,blocking,shared_tags,shared_tag_bitmap,no_sched,zoned,zone_size,zone_capacity,zone_nr_conv,zone_max_open,zone_max_active,zone_append_max_sectors,zone_full"
     check "mkdir $CFS/cfg0" mkdir "$CFS/cfg0"
     expect_eq "attribute files are null_blk's (+ split_clone)" \
         "$(ls "$CFS/cfg0" | sort | tr '\n' ' ')" \
-        "blocking blocksize completion_nsec discard hw_queue_depth irqmode max_sectors memory_backed no_sched poll_queues power queue_mode shared_tag_bitmap shared_tags size split_clone submit_queues "
+        "blocking blocksize completion_nsec discard hw_queue_depth irqmode max_sectors memory_backed no_sched poll_queues power queue_mode shared_tag_bitmap shared_tags size split_clone submit_queues zone_append_max_sectors zone_capacity zone_full zone_max_active zone_max_open zone_nr_conv zone_size zoned "
     expect_eq "default size from gb=2: 2048 MiB" "$(get cfg0 size)" 2048
     expect_eq "default blocksize from bs" "$(get cfg0 blocksize)" 4096
     expect_eq "default hw_queue_depth from the parameter" "$(get cfg0 hw_queue_depth)" 32
@@ -275,7 +275,8 @@ if insmod "$KO" nr_devices=0; then
     nbad=0
     for attr in size blocksize max_sectors queue_mode irqmode completion_nsec \
             submit_queues poll_queues hw_queue_depth memory_backed discard power \
-            blocking shared_tags shared_tag_bitmap no_sched; do
+            blocking shared_tags shared_tag_bitmap no_sched zoned zone_size zone_capacity \
+            zone_nr_conv zone_max_open zone_max_active zone_append_max_sectors zone_full; do
         for v in -1 abc "" 1x 99999999999999999999; do
             expect_refused bad "$attr" "$v" "$EINVAL" "invalid $attr"; nbad=$((nbad + 1))
         done
@@ -286,7 +287,7 @@ if insmod "$KO" nr_devices=0; then
     for v in "" -1 1 "fast deep"; do
         expect_refused bad split_clone "$v" "$EINVAL" "invalid split_clone"; nbad=$((nbad + 1))
     done
-    diag "$nbad malformed values refused over all 17 attributes"
+    diag "$nbad malformed values refused over all 25 attributes"
 
     # rules between attributes are checked at power=1
     set_attr bad blocksize 4096; set_attr bad max_sectors 12
@@ -296,7 +297,17 @@ if insmod "$KO" nr_devices=0; then
     expect_refused bad power 1 "$EINVAL" "invalid discard=1: must be 0 unless memory_backed=1"
     check "no disk after the refused power=1" test ! -e /sys/block/bad
     set_attr bad discard 0
-    check "power=1 once the configuration is consistent" set_attr bad power 1
+    set_attr bad zoned 1; set_attr bad zone_size 3
+    expect_refused bad power 1 "$EINVAL" "invalid zone_size=3: must be a non-zero power of two"
+    set_attr bad zone_size 524288
+    expect_refused bad power 1 "$EINVAL" "invalid zone_size=524288: must be at most the device size"
+    set_attr bad zone_size 64; set_attr bad queue_mode 0
+    expect_refused bad power 1 "$EINVAL" "invalid zoned=1: must be 0 unless queue_mode=2"
+    set_attr bad queue_mode 2
+    check "power=1 once the configuration is consistent (zoned, 64 MiB zones)" set_attr bad power 1
+    expect_eq "configfs zoned=1: host-managed" "$(sysblk bad queue/zoned)" host-managed
+    expect_eq "configfs zoned=1 zone_size=64: $(( $(get bad size) / 64 )) zones" \
+        "$(sysblk bad queue/nr_zones)" $(( $(get bad size) / 64 ))
     long=disk_name_longer_than_the_32_bytes_of_disk_name
     mkdir "$CFS/$long"
     expect_refused "$long" power 1 "" "cannot create the disk"
