@@ -142,11 +142,19 @@ impl ZonedConfig {
             return Err(LayoutError::NrConv);
         }
         let nr_seq = nr_zones - self.nr_conv;
-        let max_active = if self.max_active >= nr_seq { 0 } else { self.max_active };
+        let max_active = if self.max_active >= nr_seq {
+            0
+        } else {
+            self.max_active
+        };
         if max_active != 0 && self.max_open > max_active {
             return Err(LayoutError::MaxOpen);
         }
-        let max_open = if self.max_open >= nr_seq { 0 } else { self.max_open };
+        let max_open = if self.max_open >= nr_seq {
+            0
+        } else {
+            self.max_open
+        };
         let capacity_sectors = capacity_mb * SECTORS_PER_MB;
         let block_sectors = (block_size / 512).max(1);
         let append_max_sectors = (self.append_max_sectors / block_sectors * block_sectors)
@@ -400,11 +408,20 @@ impl<V: core::ops::DerefMut<Target = [Zone]>> Zones<V> {
     /// the data and, if that worked, calls [`Zones::finish_write`] before
     /// anything else; if it did not, the write pointer stays where it was
     /// (the zone stays open, as in C null_blk).
-    pub fn start_write(&mut self, sector: u64, sectors: u64, append: bool) -> Result<u64, ZoneError> {
+    pub fn start_write(
+        &mut self,
+        sector: u64,
+        sectors: u64,
+        append: bool,
+    ) -> Result<u64, ZoneError> {
         let zno = self.zone_no(sector);
         let zone = *self.zones.get(zno).ok_or(ZoneError::Io)?;
         if zone.kind == ZoneType::Conventional {
-            return if append { Err(ZoneError::Io) } else { Ok(sector) };
+            return if append {
+                Err(ZoneError::Io)
+            } else {
+                Ok(sector)
+            };
         }
         // FULL, READONLY and OFFLINE zones fail the write pointer check.
         let sector = if append {

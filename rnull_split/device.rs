@@ -10,8 +10,8 @@ use crate::{
     params::{DeviceConfig, IrqMode, QueueMode},
     stats::Stats,
     store::Store,
-    zones::DevZones,
     timer::{self, RequestTimer},
+    zones::DevZones,
 };
 use core::sync::atomic::{AtomicU32, Ordering};
 use kernel::{
@@ -182,7 +182,11 @@ impl NullDevice {
                 if (store.is_some() || zones.is_some())
                     && !layout.flags.contains(TagSetFlags::BLOCKING)
                 {
-                    let what = if zones.is_some() { "zoned" } else { "memory_backed" };
+                    let what = if zones.is_some() {
+                        "zoned"
+                    } else {
+                        "memory_backed"
+                    };
                     pr_err!(
                         "{}: invalid {}=1 with shared_tags=1: the shared tag set is not \
                          blocking (set the blocking or memory_backed parameter)\n",
