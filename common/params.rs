@@ -434,7 +434,42 @@ pub fn validate_nr_devices(n: u32) -> Result<u32, ParamError> {
     .map(|v| v as u32)
 }
 
+/// A parameter value C null_blk adjusts rather than refuses, and what it
+/// became (see [`RawParams::adjust_like_c`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Adjusted {
+    /// The parameter.
+    pub name: &'static str,
+    /// The value given.
+    pub from: i64,
+    /// The value used.
+    pub to: i64,
+}
+
 impl RawParams<'_> {
+    /// For the `null_blk.ko` build only, whose point is to behave as C
+    /// null_blk for tools written against it: the adjustments C makes
+    /// instead of refusing a value (`submit_queues` above the possible CPUs
+    /// becomes their number, 0 becomes 1). Returns each one, which the
+    /// caller logs: nothing is changed silently. `rnull_split.ko` refuses
+    /// these values.
+    pub fn adjust_like_c(&mut self, nr_cpus: u32) -> Option<Adjusted> {
+        let from = self.submit_queues;
+        let to = if i64::from(from) > i64::from(nr_cpus) {
+            nr_cpus as i32
+        } else if from == 0 {
+            1
+        } else {
+            return None;
+        };
+        self.submit_queues = to;
+        Some(Adjusted {
+            name: "submit_queues",
+            from: from.into(),
+            to: to.into(),
+        })
+    }
+
     /// Validate every parameter; the first bad one is reported.
     ///
     /// Returns the configuration shared by the `nr_devices` devices and their

@@ -166,3 +166,17 @@ fn zoned_parameters() {
         .validate(2)
         .is_ok());
 }
+
+#[test]
+fn adjust_like_c() {
+    let mut r = RawParams { submit_queues: 16, ..raw() };
+    assert_eq!(r.adjust_like_c(4), Some(Adjusted { name: "submit_queues", from: 16, to: 4 }));
+    assert_eq!(r.submit_queues, 4);
+    assert!(r.validate(4).is_ok());
+    let mut r = RawParams { submit_queues: 0, ..raw() };
+    assert_eq!(r.adjust_like_c(4).map(|a| a.to), Some(1));
+    let mut r = RawParams { submit_queues: 3, ..raw() };
+    assert_eq!(r.adjust_like_c(4), None);
+    // without the adjustment, refused
+    assert!(RawParams { submit_queues: 16, ..raw() }.validate(4).is_err());
+}

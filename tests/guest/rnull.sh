@@ -452,6 +452,16 @@ elif insmod "$NKO" gb=1 memory_backed=1; then
 else
     not_ok "insmod null_blk.ko"
 fi
+dmesg -C
+if insmod "$NKO" submit_queues=99 gb=1; then
+    ok "null_blk build: submit_queues=99 loads, as C null_blk"
+    expect_eq "... with nr_cpu_ids submission queues + 1 poll queue" \
+        "$(ls /sys/block/nullb0/mq | wc -l)" $(( $(cat /sys/devices/system/cpu/possible | awk -F- '{print $NF + 1}') + 1 ))
+    check "... and says so in the log" bash -c "dmesg | grep -q 'null_blk: submit_queues=99 adjusted to'"
+    check "rmmod null_blk" rmmod null_blk
+else
+    not_ok "null_blk build: submit_queues=99 (C null_blk adjusts it)"
+fi
 dmesg_clean "null_blk build"
 
 finish
