@@ -434,6 +434,18 @@ pub fn validate_nr_devices(n: u32) -> Result<u32, ParamError> {
     .map(|v| v as u32)
 }
 
+/// What C null_blk makes of a `submit_queues` value it does not refuse:
+/// `None` if it keeps it.
+fn c_submit_queues(q: i64, nr_cpus: u32) -> Option<i64> {
+    if q > i64::from(nr_cpus) {
+        Some(nr_cpus.into())
+    } else if q == 0 {
+        Some(1)
+    } else {
+        None
+    }
+}
+
 /// A parameter value C null_blk adjusts rather than refuses, and what it
 /// became (see [`RawParams::adjust_like_c`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -449,25 +461,29 @@ pub struct Adjusted {
 impl RawParams<'_> {
     /// For the `null_blk.ko` build only, whose point is to behave as C
     /// null_blk for tools written against it: the adjustments C makes
-    /// instead of refusing a value (`submit_queues` above the possible CPUs
-    /// becomes their number, 0 becomes 1). Returns each one, which the
+    /// instead of refusing a value. `submit_queues` above the possible CPUs
+    /// becomes their number, 0 becomes 1; a zoned device is blk-mq
+    /// (`queue_mode=0` becomes 2: C 7.3 has no bio mode at all, rnull_split
+    /// has one, but not zoned). Each adjustment goes to `report`, which the
     /// caller logs: nothing is changed silently. `rnull_split.ko` refuses
     /// these values.
-    pub fn adjust_like_c(&mut self, nr_cpus: u32) -> Option<Adjusted> {
-        let from = self.submit_queues;
-        let to = if i64::from(from) > i64::from(nr_cpus) {
-            nr_cpus as i32
-        } else if from == 0 {
-            1
-        } else {
-            return None;
-        };
-        self.submit_queues = to;
-        Some(Adjusted {
-            name: "submit_queues",
-            from: from.into(),
-            to: to.into(),
-        })
+    pub fn adjust_like_c(&mut self, nr_cpus: u32, mut report: impl FnMut(Adjusted)) {
+        if let Some(to) = c_submit_queues(self.submit_queues.into(), nr_cpus) {
+            report(Adjusted {
+                name: "submit_queues",
+                from: self.submit_queues.into(),
+                to,
+            });
+            self.submit_queues = to as i32;
+        }
+        if self.zoned && self.queue_mode == 0 {
+            report(Adjusted {
+                name: "queue_mode",
+                from: 0,
+                to: 2,
+            });
+            self.queue_mode = 2;
+        }
     }
 
     /// Validate every parameter; the first bad one is reported.
@@ -565,6 +581,26 @@ impl DeviceConfig {
         validate_discard(self.discard, self.memory_backed)?;
         self.validate_zoned()?;
         Ok(())
+    }
+
+    /// [`RawParams::adjust_like_c`] for a configfs device, at `power=1`.
+    pub fn adjust_like_c(&mut self, nr_cpus: u32, mut report: impl FnMut(Adjusted)) {
+        if let Some(to) = c_submit_queues(self.submit_queues.into(), nr_cpus) {
+            report(Adjusted {
+                name: "submit_queues",
+                from: self.submit_queues.into(),
+                to,
+            });
+            self.submit_queues = to as u32;
+        }
+        if self.zoned && self.queue_mode == QueueMode::Bio {
+            report(Adjusted {
+                name: "queue_mode",
+                from: 0,
+                to: 2,
+            });
+            self.queue_mode = QueueMode::Mq;
+        }
     }
 
     /// Check the zone parameters of a zoned configuration against its size

@@ -107,9 +107,14 @@ pub(crate) fn from_module_params() -> Result<(DeviceConfig, u32)> {
     let nr_cpus = kernel::cpu::nr_cpu_ids();
     let mut raw = raw;
     if cfg!(null_blk) {
-        if let Some(a) = raw.adjust_like_c(nr_cpus) {
-            pr_warn!("{}={} adjusted to {}, as C null_blk does\n", a.name, a.from, a.to);
-        }
+        raw.adjust_like_c(nr_cpus, |a| {
+            pr_warn!(
+                "{}={} adjusted to {}, as C null_blk does\n",
+                a.name,
+                a.from,
+                a.to
+            );
+        });
     }
     let (config, n) = raw.validate(nr_cpus).map_err(|e| {
         pr_err!("{}\n", e);

@@ -438,6 +438,17 @@ fn power(device_dir: &DeviceDir, state: &mut DirState, on: bool) -> Result {
         return Ok(());
     }
     let dir: &CStr = &device_dir.name;
+    if cfg!(null_blk) {
+        state.config.adjust_like_c(device::nr_cpu_ids(), |a| {
+            pr_warn!(
+                "{}: {}={} adjusted to {}, as C null_blk does\n",
+                dir,
+                a.name,
+                a.from,
+                a.to
+            );
+        });
+    }
     let config = &state.config;
     checked(dir, config.validate(device::nr_cpu_ids()))?;
     let disk = NullDevice::new(fmt!("{}", dir), config, &device_dir.shared).inspect_err(|e| {

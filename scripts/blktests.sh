@@ -18,7 +18,8 @@
 #   BLKTESTS_GROUPS     groups (or tests) run over null_blk: "block zbd throtl"
 #   BLKTESTS_DEV_TESTS  device-only tests: "block/003 block/004 block/005
 #                       block/007 block/008" (empty: none)
-#   BLKTESTS_DRIVERS    guests to boot, in order: "c rust"
+#   BLKTESTS_DRIVERS    guests to boot, in order: "c rust"; the table keeps
+#                       the results of a driver not booted from the last run
 #   BLKTESTS_TIMEOUT    blktests' TIMEOUT, the run time of its timed tests: 30 s
 #   BLKTESTS_ZONED      blktests' RUN_ZONED_TESTS (zoned null_blk variants): 1
 #   BLKTESTS_NULL_DEV_PARAMS  the null disk of the device-only tests, for both
@@ -137,7 +138,11 @@ done
 # --- the table -------------------------------------------------------------------
 set +e
 # shellcheck disable=SC2086
-scripts/blktests-report.py "$OUT" "$OUT/tree" $BLKTESTS_DRIVERS > results/blktests.md
+# Every driver with results, so that BLKTESTS_DRIVERS=rust after a full run
+# keeps the C column of that run.
+report=()
+for d in c rust; do [[ -f $OUT/$d/blktests.env ]] && report+=("$d"); done
+scripts/blktests-report.py "$OUT" "$OUT/tree" "${report[@]}" > results/blktests.md
 rc=$?
 set -e
 echo

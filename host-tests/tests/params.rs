@@ -169,14 +169,29 @@ fn zoned_parameters() {
 
 #[test]
 fn adjust_like_c() {
-    let mut r = RawParams { submit_queues: 16, ..raw() };
-    assert_eq!(r.adjust_like_c(4), Some(Adjusted { name: "submit_queues", from: 16, to: 4 }));
-    assert_eq!(r.submit_queues, 4);
+    let adjust = |mut r: RawParams<'static>, nr_cpus| {
+        let mut done = vec![];
+        r.adjust_like_c(nr_cpus, |a| done.push(a));
+        (r, done)
+    };
+    let (r, done) = adjust(RawParams { submit_queues: 16, ..raw() }, 4);
+    assert_eq!(done, [Adjusted { name: "submit_queues", from: 16, to: 4 }]);
     assert!(r.validate(4).is_ok());
-    let mut r = RawParams { submit_queues: 0, ..raw() };
-    assert_eq!(r.adjust_like_c(4).map(|a| a.to), Some(1));
-    let mut r = RawParams { submit_queues: 3, ..raw() };
-    assert_eq!(r.adjust_like_c(4), None);
+    let (r, _) = adjust(RawParams { submit_queues: 0, ..raw() }, 4);
+    assert_eq!(r.submit_queues, 1);
+    let (_, done) = adjust(RawParams { submit_queues: 3, ..raw() }, 4);
+    assert!(done.is_empty());
+    let (r, done) = adjust(RawParams { zoned: true, gb: 1, queue_mode: 0, ..raw() }, 4);
+    assert_eq!(done, [Adjusted { name: "queue_mode", from: 0, to: 2 }]);
+    assert!(r.validate(4).is_ok());
     // without the adjustment, refused
     assert!(RawParams { submit_queues: 16, ..raw() }.validate(4).is_err());
+    // a configfs device
+    let mut c = RawParams { zoned: true, gb: 1, ..raw() }.validate(4).unwrap().0;
+    c.queue_mode = QueueMode::Bio;
+    c.submit_queues = 9;
+    let mut done = vec![];
+    c.adjust_like_c(4, |a| done.push(a.name));
+    assert_eq!(done, ["submit_queues", "queue_mode"]);
+    assert_eq!(c.validate(4), Ok(()));
 }
