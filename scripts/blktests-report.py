@@ -309,6 +309,21 @@ for d in drivers:
         COLS[d], c["passed"], c["failed"], c["not run"], " (%d of them placeholders)" % ph if ph else ""))
 print("**Summary** (%d rows): %s\n" % (len(keys), "; ".join(summary)))
 
+# Rust against C, test by test: what `make blktests` is judged on (every
+# test that passes with C null_blk passes with the Rust one).
+if "c" in drivers and "rust" in drivers:
+    both = [k for k in keys if cell("c", k).startswith("passed") and cell("rust", k).startswith("passed")]
+    gaps = [k for k in keys if cell("c", k).startswith("passed") and not cell("rust", k).startswith("passed")]
+    other = [k for k in keys if not cell("c", k).startswith("passed")]
+    print("## Rust against C\n")
+    print("Passed: passes with both. Failed: passes with C null_blk, not with the Rust "
+          "drivers (failed or not run). Skipped: does not pass with C either.\n")
+    for k in gaps:
+        print("- gap: %s: %s" % (md(label(k)), md(cell("rust", k))))
+    if gaps:
+        print()
+    print("%d passed, %d failed, %d skipped\n" % (len(both), len(gaps), len(other)))
+
 print("## Time per run\n")
 print("| run | %s |" % " | ".join(COLS[d] for d in drivers))
 print("|---|%s" % ("---|" * len(drivers)))
