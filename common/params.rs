@@ -434,16 +434,36 @@ pub fn validate_nr_devices(n: u32) -> Result<u32, ParamError> {
     .map(|v| v as u32)
 }
 
-/// What C null_blk makes of a `submit_queues` value it does not refuse:
-/// `None` if it keeps it.
-fn c_submit_queues(q: i64, nr_cpus: u32) -> Option<i64> {
-    if q > i64::from(nr_cpus) {
+/// What C null_blk makes of `submit_queues` `q` (`None`: it keeps it) and
+/// of a zoned device in bio mode (`true`: blk-mq), each change reported.
+fn c_adjust(
+    q: i64,
+    zoned_bio: bool,
+    nr_cpus: u32,
+    mut report: impl FnMut(Adjusted),
+) -> (Option<i64>, bool) {
+    let queues = if q > i64::from(nr_cpus) {
         Some(nr_cpus.into())
     } else if q == 0 {
         Some(1)
     } else {
         None
+    };
+    if let Some(to) = queues {
+        report(Adjusted {
+            name: "submit_queues",
+            from: q,
+            to,
+        });
     }
+    if zoned_bio {
+        report(Adjusted {
+            name: "queue_mode",
+            from: 0,
+            to: 2,
+        });
+    }
+    (queues, zoned_bio)
 }
 
 /// A parameter value C null_blk adjusts rather than refuses, and what it
@@ -467,21 +487,13 @@ impl RawParams<'_> {
     /// has one, but not zoned). Each adjustment goes to `report`, which the
     /// caller logs: nothing is changed silently. `rnull_split.ko` refuses
     /// these values.
-    pub fn adjust_like_c(&mut self, nr_cpus: u32, mut report: impl FnMut(Adjusted)) {
-        if let Some(to) = c_submit_queues(self.submit_queues.into(), nr_cpus) {
-            report(Adjusted {
-                name: "submit_queues",
-                from: self.submit_queues.into(),
-                to,
-            });
-            self.submit_queues = to as i32;
+    pub fn adjust_like_c(&mut self, nr_cpus: u32, report: impl FnMut(Adjusted)) {
+        let zoned_bio = self.zoned && self.queue_mode == 0;
+        let (queues, to_mq) = c_adjust(self.submit_queues.into(), zoned_bio, nr_cpus, report);
+        if let Some(q) = queues {
+            self.submit_queues = q as i32;
         }
-        if self.zoned && self.queue_mode == 0 {
-            report(Adjusted {
-                name: "queue_mode",
-                from: 0,
-                to: 2,
-            });
+        if to_mq {
             self.queue_mode = 2;
         }
     }
@@ -584,21 +596,13 @@ impl DeviceConfig {
     }
 
     /// [`RawParams::adjust_like_c`] for a configfs device, at `power=1`.
-    pub fn adjust_like_c(&mut self, nr_cpus: u32, mut report: impl FnMut(Adjusted)) {
-        if let Some(to) = c_submit_queues(self.submit_queues.into(), nr_cpus) {
-            report(Adjusted {
-                name: "submit_queues",
-                from: self.submit_queues.into(),
-                to,
-            });
-            self.submit_queues = to as u32;
+    pub fn adjust_like_c(&mut self, nr_cpus: u32, report: impl FnMut(Adjusted)) {
+        let zoned_bio = self.zoned && self.queue_mode == QueueMode::Bio;
+        let (queues, to_mq) = c_adjust(self.submit_queues.into(), zoned_bio, nr_cpus, report);
+        if let Some(q) = queues {
+            self.submit_queues = q as u32;
         }
-        if self.zoned && self.queue_mode == QueueMode::Bio {
-            report(Adjusted {
-                name: "queue_mode",
-                from: 0,
-                to: 2,
-            });
+        if to_mq {
             self.queue_mode = QueueMode::Mq;
         }
     }
