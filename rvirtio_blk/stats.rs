@@ -179,9 +179,9 @@ impl DebugfsDir {
         if self.0.is_null() {
             return;
         }
-        // SAFETY: `self.0` is a directory; `data` outlives the file (caller).
         // (`debugfs_create_file()` is a macro picking `_full` for a
         // `struct file_operations`.)
+        // SAFETY: `self.0` is a directory; `data` outlives the file (caller).
         unsafe {
             bindings::debugfs_create_file_full(
                 name,

@@ -352,9 +352,10 @@ impl IrqSpinLock {
     ///
     /// Called once, before any `lock`, with `self` at its final address.
     pub(crate) unsafe fn init(&self) {
+        // The name is a static string and the class key is static, as
+        // lockdep requires.
         // SAFETY: `self.0` is valid memory for a spinlock, not in use yet
-        // (caller); the name is a static string and the class key is
-        // static, as lockdep requires.
+        // (caller).
         unsafe {
             bindings::__spin_lock_init(
                 self.0.get(),
