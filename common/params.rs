@@ -125,6 +125,9 @@ pub struct RawParams<'a> {
     pub timeout: &'a [u8],
     /// `requeue`: fault injection, requests requeued (same format).
     pub requeue: &'a [u8],
+    /// `init_hctx`: fault injection, hardware queue set-ups that fail
+    /// (same format), counted over all devices of the module.
+    pub init_hctx: &'a [u8],
     /// `zoned`: a zoned device, with the `zone_*` parameters.
     pub zoned: bool,
     /// `zone_size` (MiB), `zone_capacity` (MiB), `zone_nr_conv`,
@@ -156,6 +159,7 @@ impl Default for RawParams<'_> {
             split_clone: b"fast",
             timeout: b"",
             requeue: b"",
+            init_hctx: b"",
             zoned: false,
             zone: ZonedConfig::default(),
         }
@@ -202,6 +206,10 @@ pub struct DeviceConfig {
     pub timeout_inject: FaultConfig,
     /// Requests requeued (blk-mq; C null_blk's `requeue`).
     pub requeue_inject: FaultConfig,
+    /// Hardware queue set-ups that fail (blk-mq; C null_blk's `init_hctx`).
+    /// The module parameter's is the module's: its count runs over all
+    /// devices, as in C null_blk.
+    pub init_hctx_inject: FaultConfig,
     /// A zoned device (blk-mq), laid out by `zone`.
     pub zoned: bool,
     /// The zone parameters, used when `zoned`.
@@ -401,7 +409,7 @@ pub fn validate_split_clone(s: &[u8]) -> Result<SplitClone, ParamError> {
     })
 }
 
-/// Validate a fault injection parameter (`timeout`, `requeue`).
+/// Validate a fault injection parameter (`timeout`, `requeue`, `init_hctx`).
 pub fn validate_fault(name: &'static str, s: &[u8]) -> Result<FaultConfig, ParamError> {
     FaultConfig::parse(s).ok_or(ParamError {
         name,
@@ -524,6 +532,7 @@ impl RawParams<'_> {
             split_clone: validate_split_clone(self.split_clone)?,
             timeout_inject: validate_fault("timeout", self.timeout)?,
             requeue_inject: validate_fault("requeue", self.requeue)?,
+            init_hctx_inject: validate_fault("init_hctx", self.init_hctx)?,
             zoned: self.zoned,
             zone: self.zone,
         };

@@ -25,7 +25,8 @@ pub(crate) struct TextArg<const N: usize> {
 
 /// `split_clone`: 15 bytes hold every valid value.
 pub(crate) type SplitCloneArg = TextArg<15>;
-/// `timeout`, `requeue`: C null_blk's 80-byte buffers hold 79 bytes.
+/// `timeout`, `requeue`, `init_hctx`: C null_blk's 80-byte buffers hold 79
+/// bytes.
 pub(crate) type FaultArg = TextArg<79>;
 
 impl SplitCloneArg {
@@ -73,6 +74,7 @@ pub(crate) fn from_module_params() -> Result<(DeviceConfig, u32)> {
     let split_clone = p::split_clone.value();
     let timeout = p::timeout.value();
     let requeue = p::requeue.value();
+    let init_hctx = p::init_hctx.value();
     let raw = RawParams {
         gb: p::gb.value(),
         bs: p::bs.value(),
@@ -93,6 +95,7 @@ pub(crate) fn from_module_params() -> Result<(DeviceConfig, u32)> {
         split_clone: split_clone.as_bytes(),
         timeout: timeout.as_bytes(),
         requeue: requeue.as_bytes(),
+        init_hctx: init_hctx.as_bytes(),
         zoned: p::zoned.value(),
         zone: ZonedConfig {
             zone_size_mb: p::zone_size.value(),

@@ -24,7 +24,9 @@
 //!    newline; a store parses the text, checks it with the validator of the
 //!    module parameter of the same meaning (`common/params.rs`) and refuses
 //!    bad values with `EINVAL` and a message naming the attribute. While the
-//!    disk exists every store but `power`'s fails with `EBUSY`.
+//!    disk exists every store fails with `EBUSY` but `power`'s and those of
+//!    `submit_queues` and `poll_queues`, which change the live disk's
+//!    hardware queues as C null_blk's do (`NullDevice::update_hw_queues`).
 //! 3. `power=1` checks the whole configuration again (rules between
 //!    attributes, e.g. `max_sectors` against `blocksize`) and creates the
 //!    [`NullDevice`] named after the directory; `power=0` drops it, which
@@ -300,8 +302,10 @@ impl Attr {
     /// Set the attribute of `device_dir` (whose `state` is locked) from `text`
     /// (surrounding white space already trimmed).
     fn store(self, device_dir: &DeviceDir, state: &mut DirState, text: &str) -> Result {
-        // Like C null_blk: the configuration is frozen while the disk exists.
-        if self != Self::Power && state.disk.is_some() {
+        // Like C null_blk: the configuration is frozen while the disk
+        // exists, but for its queues, which change on the live disk.
+        let live_queues = matches!(self, Self::SubmitQueues | Self::PollQueues);
+        if self != Self::Power && !live_queues && state.disk.is_some() {
             return Err(EBUSY);
         }
         let dir: &CStr = &device_dir.name;
@@ -354,17 +358,25 @@ impl Attr {
             Self::ZoneFull => c.zone.full = parse_bool(dir, self, text)?,
             Self::SubmitQueues => {
                 let v: u32 = parse(dir, self, text)?;
-                c.submit_queues = checked(
+                let v = checked(
                     dir,
                     params::validate_submit_queues(v.into(), device::nr_cpu_ids()),
                 )?;
+                if let Some(disk) = &state.disk {
+                    disk.update_hw_queues(dir, v, c.poll_queues)?;
+                }
+                c.submit_queues = v;
             }
             Self::PollQueues => {
                 let v: u32 = parse(dir, self, text)?;
-                c.poll_queues = checked(
+                let v = checked(
                     dir,
                     params::validate_poll_queues(v.into(), device::nr_cpu_ids()),
                 )?;
+                if let Some(disk) = &state.disk {
+                    disk.update_hw_queues(dir, c.submit_queues, v)?;
+                }
+                c.poll_queues = v;
             }
             Self::HwQueueDepth => {
                 let v: u32 = parse(dir, self, text)?;

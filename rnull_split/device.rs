@@ -31,13 +31,19 @@ use kernel::{
 /// The number of possible CPUs, the most hardware queues blk-mq will use.
 pub(crate) use kernel::cpu::nr_cpu_ids;
 
-/// What all devices of the module share: the module's debugfs directory
-/// and C null_blk's global tag set (`shared_tags`). Clones refer to the
-/// same.
+/// What all devices of the module share: the module's debugfs directory,
+/// C null_blk's global tag set (`shared_tags`) and `init_hctx` fault
+/// injection. Clones refer to the same.
 #[derive(Clone)]
 pub(crate) struct Shared {
     debugfs: debugfs::Root,
     tag_set: Arc<SharedTagSet>,
+    /// `init_hctx`: hardware queue set-ups that fail, counted over every
+    /// device, as C null_blk's one `fault_attr`.
+    init_hctx_inject: Arc<Fault>,
+    /// The module's `poll_queues`, the most poll queues a disk can change
+    /// to at runtime (as C null_blk).
+    poll_queues: u32,
 }
 
 impl Shared {
@@ -51,7 +57,16 @@ impl Shared {
             }),
             GFP_KERNEL,
         )?;
-        Ok(Self { debugfs, tag_set })
+        let init_hctx_inject = Arc::new(
+            Fault::new(module.init_hctx_inject, seed(c"init_hctx", 3)),
+            GFP_KERNEL,
+        )?;
+        Ok(Self {
+            debugfs,
+            tag_set,
+            init_hctx_inject,
+            poll_queues: module.poll_queues,
+        })
     }
 }
 
@@ -122,15 +137,25 @@ impl TagLayout {
 
 /// A disk of either kind.
 enum Disk {
-    Mq { _disk: GenDisk<NullQueue> },
-    Bio { _disk: BioDisk<NullBio> },
+    Mq {
+        _disk: GenDisk<NullQueue>,
+        tag_set: Arc<TagSet<NullQueue>>,
+        /// Whether `tag_set` is the shared one.
+        shared: bool,
+        /// The most poll queues the disk can have (it has a poll list for
+        /// each hardware queue up to `nr_cpu_ids + max_poll`).
+        max_poll: u32,
+    },
+    Bio {
+        _disk: BioDisk<NullBio>,
+    },
 }
 
 /// A disk and what it needs. Fields drop in order: the debugfs files go
 /// before the disk, the counters they show last.
 pub(crate) struct NullDevice {
     _debugfs: debugfs::Dir,
-    _disk: Disk,
+    disk: Disk,
     _stats: Arc<Stats>,
 }
 
@@ -195,8 +220,22 @@ impl NullDevice {
                     );
                     return Err(EINVAL);
                 }
-                let mut poll_lists = KVec::with_capacity(layout.queues.poll as usize, GFP_KERNEL)?;
-                for _ in 0..layout.queues.poll {
+                // A list for every hardware queue there can be, indexed as
+                // they are, while `submit_queues` and `poll_queues` may
+                // change (`update_hw_queues`), to the module's
+                // `poll_queues` at most. None if there can be no poll queue.
+                let max_poll = if layout.queues.poll == 0 {
+                    0
+                } else {
+                    layout.queues.poll.max(shared.poll_queues)
+                };
+                let nr_lists = if max_poll == 0 {
+                    0
+                } else {
+                    nr_cpu_ids().max(layout.queues.default) + max_poll
+                };
+                let mut poll_lists = KVec::with_capacity(nr_lists as usize, GFP_KERNEL)?;
+                for _ in 0..nr_lists {
                     poll_lists.push(PollList::new(layout.depth)?, GFP_KERNEL)?;
                 }
                 let queue_data = KBox::new(
@@ -205,8 +244,8 @@ impl NullDevice {
                         completion: timer::delay(config.completion_nsec)?,
                         stats: stats.clone(),
                         store,
-                        submit_queues: layout.queues.default,
                         poll_lists,
+                        init_hctx_inject: shared.init_hctx_inject.clone(),
                         timeout_inject: Fault::new(config.timeout_inject, seed(&name, 1)),
                         requeue_inject: Fault::new(config.requeue_inject, seed(&name, 2)),
                         requeue_selection: AtomicU32::new(0),
@@ -215,7 +254,10 @@ impl NullDevice {
                     GFP_KERNEL,
                 )?;
                 Disk::Mq {
-                    _disk: builder.build(fmt!("{}", &*name), tagset, queue_data)?,
+                    _disk: builder.build(fmt!("{}", &*name), tagset.clone(), queue_data)?,
+                    tag_set: tagset,
+                    shared: config.shared_tags,
+                    max_poll,
                 }
             }
             QueueMode::Bio => {
@@ -228,8 +270,54 @@ impl NullDevice {
         };
         Ok(Self {
             _debugfs: debugfs::Dir::with_stats(&shared.debugfs, &name, stats.clone()),
-            _disk: disk,
+            disk,
             _stats: stats,
+        })
+    }
+
+    /// Change the disk's hardware queues to `submit_queues` default and
+    /// `poll_queues` poll queues, as C null_blk's configfs does on a
+    /// powered device (`nullb_update_nr_hw_queues`). The caller has checked
+    /// each number alone; a combination the disk cannot take fails with
+    /// `EINVAL` and a message naming disk `name`, a failure of blk-mq with
+    /// `ENOMEM` (the disk then keeps the queues it had).
+    pub(crate) fn update_hw_queues(
+        &self,
+        name: &CStr,
+        submit_queues: u32,
+        poll_queues: u32,
+    ) -> Result {
+        let Disk::Mq {
+            tag_set,
+            shared,
+            max_poll,
+            ..
+        } = &self.disk
+        else {
+            pr_err!("{}: queue_mode=0 has no hardware queues to change
+", name);
+            return Err(EINVAL);
+        };
+        // As C null_blk: the shared tag set's queues follow the module
+        // parameters, not one device.
+        if *shared {
+            pr_err!("{}: the queues of a shared_tags=1 disk cannot change
+", name);
+            return Err(EINVAL);
+        }
+        if poll_queues > *max_poll {
+            pr_err!(
+                "{}: invalid poll_queues={}: at most {} on this disk (the module's poll_queues, \
+                 0 if the disk was made without)\n",
+                name,
+                poll_queues,
+                max_poll
+            );
+            return Err(EINVAL);
+        }
+        tag_set.update_hw_queues(HwQueues {
+            default: submit_queues,
+            poll: poll_queues,
         })
     }
 }
@@ -241,10 +329,11 @@ pub(crate) struct QueueData {
     completion: Delta,
     stats: Arc<Stats>,
     store: Option<Arc<Store>>,
-    /// The default hardware queues; the poll queues follow them.
-    submit_queues: u32,
-    /// One list per poll queue (`poll_queues`).
+    /// The requests of the poll queues, a list per hardware queue index
+    /// (the poll queues follow the default ones; their numbers may change).
     poll_lists: KVec<Pin<KBox<PollList>>>,
+    /// `init_hctx`: the module's, shared by every device.
+    init_hctx_inject: Arc<Fault>,
     /// `timeout`: requests dropped, to time out.
     timeout_inject: Fault,
     /// `requeue`: requests given back to be issued again.
@@ -269,8 +358,9 @@ fn seed(name: &CStr, point: u64) -> u64 {
 impl QueueData {
     /// The list of poll queue `hw_queue`.
     fn poll_list(&self, hw_queue: HwQueue) -> Option<&PollList> {
-        let index = hw_queue.index().checked_sub(self.submit_queues)?;
-        self.poll_lists.get(index as usize).map(|list| &**list)
+        self.poll_lists
+            .get(hw_queue.index() as usize)
+            .map(|list| &**list)
     }
 }
 
@@ -435,6 +525,14 @@ impl Operations for NullQueue {
 
     fn complete(rq: ARef<mq::Request<Self>>) {
         end(rq);
+    }
+
+    fn init_hctx(queue_data: &QueueData, _hctx_idx: u32) -> Result {
+        // As C null_blk's `null_init_hctx()`.
+        if queue_data.init_hctx_inject.should_fail() {
+            return Err(EFAULT);
+        }
+        Ok(())
     }
 }
 

@@ -170,6 +170,10 @@ macro_rules! null_module {
                     default: FaultArg::EMPTY,
                     description: "Fault injection. requeue=<interval>,<probability>,<space>,<times>",
                 },
+                init_hctx: FaultArg {
+                    default: FaultArg::EMPTY,
+                    description: "Fault injection to fail hctx init. init_hctx=<interval>,<probability>,<space>,<times>",
+                },
                 zoned: bool {
                     default: false,
                     description: "Make device as a host-managed zoned block device. Default: false",

@@ -1,4 +1,5 @@
 use rnull_host_tests::params::*;
+use rnull_host_tests::fault::FaultConfig;
 
 fn raw() -> RawParams<'static> {
     RawParams::default()
@@ -146,6 +147,14 @@ fn fault_parameters() {
         "invalid timeout: must be <interval>,<probability>,<space>,<times>"
     );
     assert_eq!(RawParams { requeue: b"x", ..raw() }.validate(2).unwrap_err().name, "requeue");
+    // init_hctx, as blktests' block/030 loads C null_blk with it
+    assert!(!c.init_hctx_inject.enabled());
+    let (c, _) = RawParams { init_hctx: b"2,100,3,-1", ..raw() }.validate(2).unwrap();
+    assert_eq!(
+        c.init_hctx_inject,
+        FaultConfig { interval: 2, probability: 100, space: 3, times: -1 }
+    );
+    assert_eq!(RawParams { init_hctx: b"2,100", ..raw() }.validate(2).unwrap_err().name, "init_hctx");
 }
 
 #[test]

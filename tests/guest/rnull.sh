@@ -198,6 +198,48 @@ if insmod "$KO" requeue=1,100,0,100 memory_backed=1 gb=1; then
 else
     not_ok "insmod requeue=1,100,0,100"
 fi
+# init_hctx: hardware queue set-ups fail (as C null_blk's null_init_hctx,
+# -EFAULT); its count runs over the module, not a device
+if insmod "$KO" init_hctx=1,100,0,1 2>/dev/null; then
+    not_ok "init_hctx=1,100,0,1: the first queue set-up fails, and insmod with it (it loaded)"
+    unload
+else
+    check "init_hctx=1,100,0,1: the first queue set-up fails, and insmod with it" bash -c '! loaded'
+    check "... leaving no disk" test ! -e /sys/block/rnullb0
+fi
+if insmod "$KO" nr_devices=0 init_hctx=1,100,5,1; then
+    H=/sys/kernel/config/rnull_split/hx
+    nr_hctx() { ls /sys/block/hx/mq | wc -l; }
+    # blk-mq sets up every hardware queue anew when their number changes:
+    # power=1 sets up 2 (submit_queues=1 + poll_queues=1), submit_queues=2
+    # then 3, of which the new third is the 5th set-up: space=5 lets 4
+    # pass, times=1 fails the 5th only.
+    mkdir "$H"
+    check "init_hctx=1,100,5,1: power=1 (set-ups 1-2 pass)" sh -c "echo 1 > $H/power"
+    expect_eq "... 2 hardware queues" "$(nr_hctx)" 2
+    dmesg -C
+    if out=$( (echo 2 > "$H/submit_queues") 2>&1 ); then
+        not_ok "submit_queues=2: set-up 5, of the new queue, fails (accepted)"
+    else
+        check "submit_queues=2: set-up 5, of the new queue, fails: ENOMEM" \
+            grep -q 'Cannot allocate memory' <<<"$out"
+    fi
+    check "... blk-mq falls back to the queues it had" \
+        bash -c "dmesg | grep -q 'Increasing nr_hw_queues to 3 fails, fallback to 2'"
+    expect_eq "... 2 hardware queues" "$(nr_hctx)" 2
+    expect_eq "... submit_queues still reads 1" "$(cat "$H/submit_queues")" 1
+    if dd if=/dev/hx of=/dev/null bs=4k count=256 iflag=direct status=none; then
+        ok "... and the disk serves reads"
+    else
+        not_ok "... and the disk serves reads"
+    fi
+    check "submit_queues=2 again (times=1 is used up)" sh -c "echo 2 > $H/submit_queues"
+    expect_eq "... 3 hardware queues" "$(nr_hctx)" 3
+    echo 0 > "$H/power"; rmdir "$H"
+    check "init_hctx=...: rmmod" unload
+else
+    not_ok "insmod nr_devices=0 init_hctx=1,100,5,1"
+fi
 dmesg_clean "fault injection"
 
 # --- zoned=1: a host-managed zoned disk, as C null_blk's ------------------------

@@ -2,7 +2,8 @@
 # rnull_split's configfs devices (/sys/kernel/config/rnull_split, like C
 # null_blk's nullb): mkdir takes the module parameters as defaults, attributes
 # read back, power=1 creates /dev/<name> with the configured geometry and moves
-# exact bytes, every store is refused with EBUSY while powered, bad values
+# exact bytes, every store is refused with EBUSY while powered (but the
+# queue counts, which change the live disk), bad values
 # with EINVAL and a message naming the attribute, power=0 and rmdir remove the
 # disk, rmmod waits for rmdir; clean kernel log after each group.
 . "$REPO/tests/lib.sh"
@@ -140,10 +141,35 @@ if insmod "$KO" nr_devices=0; then
     expect_refused cfg0 completion_nsec 1 "$EBUSY"
     expect_refused cfg0 memory_backed 1 "$EBUSY"
     expect_refused cfg0 discard 1 "$EBUSY"
-    expect_refused cfg0 submit_queues 1 "$EBUSY"
     expect_refused cfg0 hw_queue_depth 64 "$EBUSY"
     expect_refused cfg0 split_clone deep "$EBUSY"
     expect_eq "the disk still has its size" "$(blockdev --getsize64 /dev/cfg0)" $((1 << 30))
+
+    # ... but submit_queues and poll_queues, which change the live disk's
+    # hardware queues (C null_blk's nullb_update_nr_hw_queues)
+    nr_hctx() { ls /sys/block/cfg0/mq | wc -l; }
+    hctx_types() { cat /sys/kernel/debug/block/cfg0/hctx*/type | tr '\n' ' '; }
+    expect_set cfg0 submit_queues 1
+    expect_eq "submit_queues=1 on the powered disk: 2 hardware queues" "$(nr_hctx)" 2
+    expect_eq "submit_queues=1: queue 0 default, queue 1 poll" "$(hctx_types)" "default poll "
+    expect_set cfg0 poll_queues 0
+    expect_eq "poll_queues=0 on the powered disk: 1 hardware queue" "$(nr_hctx)" 1
+    expect_eq "poll_queues=0: io_poll 0" "$(sysblk cfg0 queue/io_poll)" 0
+    expect_refused cfg0 poll_queues 2 "$EINVAL" "invalid poll_queues=2: at most 1"
+    expect_refused cfg0 submit_queues 0 "$EINVAL" "invalid submit_queues=0"
+    expect_set cfg0 poll_queues 1
+    expect_set cfg0 submit_queues 2
+    expect_eq "submit_queues=2 poll_queues=1 again: 3 hardware queues" "$(nr_hctx)" 3
+    expect_eq "queues 0-1 default, queue 2 poll" "$(hctx_types)" "default default poll "
+    polled0=$(cat /sys/kernel/debug/rnull_split/cfg0/polled)
+    if fio_json --name=hipri --filename=/dev/cfg0 --direct=1 --rw=randread --bs=4k \
+            --size=4M --ioengine=io_uring --hipri=1 --iodepth=8; then
+        expect_eq "after the changes, io_uring hipri: 1024 requests completed by polling" \
+            $(( $(cat /sys/kernel/debug/rnull_split/cfg0/polled) - polled0 )) 1024
+    else
+        not_ok "fio io_uring hipri after the queue changes"
+    fi
+    dmesg_clean "submit_queues/poll_queues on a powered disk"
 
     check "power=0" set_attr cfg0 power 0
     check "power=0 removes the disk" test ! -e /sys/block/cfg0
