@@ -294,15 +294,21 @@ impl NullDevice {
             ..
         } = &self.disk
         else {
-            pr_err!("{}: queue_mode=0 has no hardware queues to change
-", name);
+            pr_err!(
+                "{}: queue_mode=0 has no hardware queues to change
+",
+                name
+            );
             return Err(EINVAL);
         };
         // As C null_blk: the shared tag set's queues follow the module
         // parameters, not one device.
         if *shared {
-            pr_err!("{}: the queues of a shared_tags=1 disk cannot change
-", name);
+            pr_err!(
+                "{}: the queues of a shared_tags=1 disk cannot change
+",
+                name
+            );
             return Err(EINVAL);
         }
         if poll_queues > *max_poll {
