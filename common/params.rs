@@ -128,6 +128,8 @@ pub struct RawParams<'a> {
     /// `init_hctx`: fault injection, hardware queue set-ups that fail
     /// (same format), counted over all devices of the module.
     pub init_hctx: &'a [u8],
+    /// `mbps`: bandwidth limit in MiB/s, 0 for none.
+    pub mbps: u32,
     /// `zoned`: a zoned device, with the `zone_*` parameters.
     pub zoned: bool,
     /// `zone_size` (MiB), `zone_capacity` (MiB), `zone_nr_conv`,
@@ -160,6 +162,7 @@ impl Default for RawParams<'_> {
             timeout: b"",
             requeue: b"",
             init_hctx: b"",
+            mbps: 0,
             zoned: false,
             zone: ZonedConfig::default(),
         }
@@ -210,6 +213,14 @@ pub struct DeviceConfig {
     /// The module parameter's is the module's: its count runs over all
     /// devices, as in C null_blk.
     pub init_hctx_inject: FaultConfig,
+    /// Bandwidth limit in MiB/s, 0 for none (blk-mq).
+    pub mbps: u32,
+    /// A request that meets a bad range clears it (configfs
+    /// `badblocks_once`).
+    pub badblocks_once: bool,
+    /// A request that meets a bad range transfers the blocks before it
+    /// (configfs `badblocks_partial_io`).
+    pub badblocks_partial_io: bool,
     /// A zoned device (blk-mq), laid out by `zone`.
     pub zoned: bool,
     /// The zone parameters, used when `zoned`.
@@ -409,6 +420,35 @@ pub fn validate_split_clone(s: &[u8]) -> Result<SplitClone, ParamError> {
     })
 }
 
+/// Validate `mbps` (MiB/s, 0 for no limit).
+pub fn validate_mbps(mbps: i64) -> Result<u32, ParamError> {
+    let v = in_range(
+        "mbps",
+        mbps,
+        0,
+        crate::throttle::MAX_MBPS.into(),
+        "from 0 (no limit) to 40960 (MiB/s)",
+    )?;
+    Ok(v as u32)
+}
+
+/// One unsigned number as `kstrtoull(s, 0)`: an optional `+`, then `0x`
+/// (hex), `0` (octal) or decimal digits, nothing else.
+pub fn kstrtoull(s: &str) -> Option<u64> {
+    let s = s.strip_prefix('+').unwrap_or(s);
+    let (digits, radix) = if let Some(h) = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
+        (h, 16)
+    } else if s.len() > 1 && s.starts_with('0') {
+        (&s[1..], 8)
+    } else {
+        (s, 10)
+    };
+    if digits.is_empty() || !digits.chars().all(|c| c.is_digit(radix)) {
+        return None;
+    }
+    u64::from_str_radix(digits, radix).ok()
+}
+
 /// Validate a fault injection parameter (`timeout`, `requeue`, `init_hctx`).
 pub fn validate_fault(name: &'static str, s: &[u8]) -> Result<FaultConfig, ParamError> {
     FaultConfig::parse(s).ok_or(ParamError {
@@ -533,10 +573,15 @@ impl RawParams<'_> {
             timeout_inject: validate_fault("timeout", self.timeout)?,
             requeue_inject: validate_fault("requeue", self.requeue)?,
             init_hctx_inject: validate_fault("init_hctx", self.init_hctx)?,
+            mbps: validate_mbps(self.mbps.into())?,
+            // configfs attributes only, as in C null_blk
+            badblocks_once: false,
+            badblocks_partial_io: false,
             zoned: self.zoned,
             zone: self.zone,
         };
         config.validate_zoned()?;
+        config.validate_mbps_mode()?;
         Ok((config, nr_devices))
     }
 }
@@ -600,7 +645,21 @@ impl DeviceConfig {
         validate_hw_queue_depth(self.hw_queue_depth as i64)?;
         validate_completion_nsec(self.completion_nsec)?;
         validate_discard(self.discard, self.memory_backed)?;
+        validate_mbps(self.mbps.into())?;
         self.validate_zoned()?;
+        self.validate_mbps_mode()?;
+        Ok(())
+    }
+
+    /// `mbps` needs blk-mq (C null_blk throttles in `queue_rq` only).
+    pub fn validate_mbps_mode(&self) -> Result<(), ParamError> {
+        if self.mbps != 0 && self.queue_mode != QueueMode::Mq {
+            return Err(ParamError {
+                name: "mbps",
+                value: Value::UInt(self.mbps.into()),
+                expected: "0 unless queue_mode=2",
+            });
+        }
         Ok(())
     }
 

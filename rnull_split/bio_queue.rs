@@ -24,6 +24,7 @@
 //! ([`BioTimers`]).
 
 use crate::{
+    bad_sectors::BadBlockCheck,
     params::{DeviceConfig, IrqMode, SplitClone},
     split::{page_chunks, split_point, SplitLimits, SplitPoint},
     stats::Stats,
@@ -58,6 +59,8 @@ pub(crate) struct BioQueue {
     logical_block_size: u32,
     stats: Arc<Stats>,
     store: Option<Arc<Store>>,
+    /// A configfs disk's `badblocks`.
+    badblocks: Option<BadBlockCheck>,
 }
 
 impl BioQueue {
@@ -65,6 +68,7 @@ impl BioQueue {
         config: &DeviceConfig,
         stats: Arc<Stats>,
         store: Option<Arc<Store>>,
+        badblocks: Option<BadBlockCheck>,
     ) -> Result<impl PinInit<Self, Error>> {
         let split_clone = config.split_clone;
         let logical_block_size = config.block_size;
@@ -83,6 +87,7 @@ impl BioQueue {
             logical_block_size,
             stats,
             store,
+            badblocks,
         }))
     }
 
@@ -90,10 +95,21 @@ impl BioQueue {
     fn serve(&self, bio: OwnedBio) {
         Stats::inc(&self.stats.requests);
         Stats::add(&self.stats.bytes, bio.size().into());
-        let status = match &self.store {
+        // As on a blk-mq disk: a bio that meets a bad range fails, after
+        // the sectors before it with `badblocks_partial_io`.
+        let bad = match bio.command() {
+            Command::Read | Command::Write | Command::Discard | Command::WriteZeroes => self
+                .badblocks
+                .as_ref()
+                .and_then(|bad| bad.meets(bio.sector(), u64::from(bio.size()) >> 9)),
+            _ => None,
+        };
+        let status = match (&self.store, bad) {
             // `submit_bio` may sleep: wait for memory rather than fail.
-            Some(store) => store.transfer(&bio, GFP_NOIO),
-            None => Ok(()),
+            (Some(store), None) => store.transfer(&bio, GFP_NOIO),
+            (Some(store), Some(part)) => store.transfer_part(&bio, part, GFP_NOIO).and(Err(EIO)),
+            (None, None) => Ok(()),
+            (None, Some(_)) => Err(EIO),
         };
         match &self.timers {
             Some(timers) => timers.complete_later(bio, status),

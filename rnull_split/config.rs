@@ -96,6 +96,7 @@ pub(crate) fn from_module_params() -> Result<(DeviceConfig, u32)> {
         timeout: timeout.as_bytes(),
         requeue: requeue.as_bytes(),
         init_hctx: init_hctx.as_bytes(),
+        mbps: p::mbps.value(),
         zoned: p::zoned.value(),
         zone: ZonedConfig {
             zone_size_mb: p::zone_size.value(),

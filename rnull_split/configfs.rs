@@ -44,8 +44,10 @@
 //! safe code over a locked [`DirState`].
 
 use crate::{
+    bad_sectors::BadSectors,
     device::{self, NullDevice, Shared},
     params::{self, DeviceConfig, IrqMode, ParamError, QueueMode},
+    zoned::Cond,
 };
 use core::str::FromStr;
 use kernel::{
@@ -56,7 +58,7 @@ use kernel::{
     page::PAGE_SIZE,
     prelude::*,
     str::{CString, Formatter},
-    sync::Mutex,
+    sync::{Arc, Mutex},
 };
 
 /// The configfs subsystem `rnull_split` (`nullb` for `null_blk.ko`), for the crate root to embed: new
@@ -126,6 +128,7 @@ impl configfs::GroupOperations for Config {
         }
         let defaults = self.defaults;
         let shared = self.shared.clone();
+        let badblocks = BadSectors::new()?;
         Ok(configfs::Group::new(
             name.try_into()?,
             device_item_type(),
@@ -135,6 +138,7 @@ impl configfs::GroupOperations for Config {
                 state <- new_mutex!(DirState {
                     config: defaults,
                     disk: None,
+                    badblocks,
                 }),
             }),
         ))
@@ -159,6 +163,8 @@ struct DirState {
     config: DeviceConfig,
     /// `Some` exactly while `power` reads 1.
     disk: Option<NullDevice>,
+    /// `badblocks`, which changes while the disk runs, and the disk checks.
+    badblocks: Arc<BadSectors>,
 }
 
 impl DeviceDir {
@@ -190,7 +196,7 @@ type DeviceItemType = configfs::ItemType<configfs::Group<DeviceDir>, DeviceDir>;
 /// lists), [`Attr::name`], the operations of each ID and the directory's
 /// item type.
 macro_rules! device_attributes {
-    ($($id:literal $name:ident $variant:ident,)*) => {
+    ($($id:literal $name:ident $variant:ident $($write_only:ident)?,)*) => {
         /// An attribute file of a device directory.
         #[derive(Clone, Copy, Debug, PartialEq, Eq)]
         enum Attr {
@@ -209,20 +215,7 @@ macro_rules! device_attributes {
             }
         }
 
-        $(
-            #[vtable]
-            impl AttributeOperations<$id> for DeviceDir {
-                type Data = DeviceDir;
-
-                fn show(dir: &DeviceDir, page: &mut [u8; PAGE_SIZE]) -> Result<usize> {
-                    dir.show(Attr::$variant, page)
-                }
-
-                fn store(dir: &DeviceDir, page: &[u8]) -> Result {
-                    dir.store(Attr::$variant, page)
-                }
-            }
-        )*
+        $(attribute_operations!($id $variant $($write_only)?);)*
 
         /// The item type of a device directory: its attributes, and this
         /// module as the owner every directory pins.
@@ -233,6 +226,36 @@ macro_rules! device_attributes {
                 attributes: [
                     $($name: $id,)*
                 ],
+            }
+        }
+    };
+}
+
+/// The [`AttributeOperations`] of attribute `$id`: show and store, or
+/// store only for a `write_only` one (mode 0200, as C's
+/// `CONFIGFS_ATTR_WO()`).
+macro_rules! attribute_operations {
+    ($id:literal $variant:ident) => {
+        #[vtable]
+        impl AttributeOperations<$id> for DeviceDir {
+            type Data = DeviceDir;
+
+            fn show(dir: &DeviceDir, page: &mut [u8; PAGE_SIZE]) -> Result<usize> {
+                dir.show(Attr::$variant, page)
+            }
+
+            fn store(dir: &DeviceDir, page: &[u8]) -> Result {
+                dir.store(Attr::$variant, page)
+            }
+        }
+    };
+    ($id:literal $variant:ident write_only) => {
+        #[vtable]
+        impl AttributeOperations<$id> for DeviceDir {
+            type Data = DeviceDir;
+
+            fn store(dir: &DeviceDir, page: &[u8]) -> Result {
+                dir.store(Attr::$variant, page)
             }
         }
     };
@@ -264,6 +287,12 @@ device_attributes! {
     22 zone_max_active ZoneMaxActive,
     23 zone_append_max_sectors ZoneAppendMaxSectors,
     24 zone_full ZoneFull,
+    25 badblocks Badblocks,
+    26 badblocks_once BadblocksOnce,
+    27 badblocks_partial_io BadblocksPartialIo,
+    28 zone_readonly ZoneReadonly write_only,
+    29 zone_offline ZoneOffline write_only,
+    30 mbps Mbps,
 }
 
 impl Attr {
@@ -296,6 +325,15 @@ impl Attr {
             Self::HwQueueDepth => writeln!(out, "{}", c.hw_queue_depth),
             Self::SplitClone => writeln!(out, "{}", c.split_clone.name()),
             Self::Power => writeln!(out, "{}", u8::from(state.disk.is_some())),
+            Self::Badblocks => {
+                state.badblocks.show(out);
+                Ok(())
+            }
+            Self::BadblocksOnce => writeln!(out, "{}", u8::from(c.badblocks_once)),
+            Self::BadblocksPartialIo => writeln!(out, "{}", u8::from(c.badblocks_partial_io)),
+            Self::Mbps => writeln!(out, "{}", c.mbps),
+            // Write-only: configfs never asks.
+            Self::ZoneReadonly | Self::ZoneOffline => Ok(()),
         }
     }
 
@@ -304,8 +342,19 @@ impl Attr {
     fn store(self, device_dir: &DeviceDir, state: &mut DirState, text: &str) -> Result {
         // Like C null_blk: the configuration is frozen while the disk
         // exists, but for its queues, which change on the live disk.
-        let live_queues = matches!(self, Self::SubmitQueues | Self::PollQueues);
-        if self != Self::Power && !live_queues && state.disk.is_some() {
+        // And for `badblocks`, which a running disk checks each request
+        // against.
+        // And for the zone conditions, which act on the running disk only.
+        let live = matches!(
+            self,
+            Self::SubmitQueues
+                | Self::PollQueues
+                | Self::Badblocks
+                | Self::Power
+                | Self::ZoneReadonly
+                | Self::ZoneOffline
+        );
+        if !live && state.disk.is_some() {
             return Err(EBUSY);
         }
         let dir: &CStr = &device_dir.name;
@@ -356,6 +405,38 @@ impl Attr {
             Self::ZoneMaxActive => c.zone.max_active = parse(dir, self, text)?,
             Self::ZoneAppendMaxSectors => c.zone.append_max_sectors = parse(dir, self, text)?,
             Self::ZoneFull => c.zone.full = parse_bool(dir, self, text)?,
+            Self::Badblocks => {
+                return state.badblocks.change(text).inspect_err(|_| {
+                    pr_err!(
+                        "{}: invalid badblocks '{}': must be +START-END or -START-END \
+                         (sectors, START <= END), within room for 512 ranges\n",
+                        dir,
+                        text
+                    );
+                })
+            }
+            Self::BadblocksOnce => c.badblocks_once = parse_bool(dir, self, text)?,
+            Self::Mbps => {
+                let v: u32 = parse(dir, self, text)?;
+                c.mbps = checked(dir, params::validate_mbps(v.into()))?;
+            }
+            Self::ZoneReadonly | Self::ZoneOffline => {
+                let cond = if self == Self::ZoneReadonly {
+                    Cond::ReadOnly
+                } else {
+                    Cond::Offline
+                };
+                let Some(sector) = params::kstrtoull(text) else {
+                    pr_err!("{}: invalid {}: not a sector number\n", dir, self.name());
+                    return Err(EINVAL);
+                };
+                let Some(disk) = &state.disk else {
+                    pr_err!("{}: {}: the disk is not powered\n", dir, self.name());
+                    return Err(EINVAL);
+                };
+                return disk.set_zone_cond(dir, sector, cond);
+            }
+            Self::BadblocksPartialIo => c.badblocks_partial_io = parse_bool(dir, self, text)?,
             Self::SubmitQueues => {
                 let v: u32 = parse(dir, self, text)?;
                 let v = checked(
@@ -463,7 +544,13 @@ fn power(device_dir: &DeviceDir, state: &mut DirState, on: bool) -> Result {
     }
     let config = &state.config;
     checked(dir, config.validate(device::nr_cpu_ids()))?;
-    let disk = NullDevice::new(fmt!("{}", dir), config, &device_dir.shared).inspect_err(|e| {
+    let disk = NullDevice::new(
+        fmt!("{}", dir),
+        config,
+        &device_dir.shared,
+        Some(state.badblocks.clone()),
+    )
+    .inspect_err(|e| {
         pr_err!("{}: cannot create the disk: {:?}\n", dir, e);
     })?;
     state.disk = Some(disk);

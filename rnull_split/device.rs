@@ -4,13 +4,16 @@
 //! (`queue_mode=0`, see `bio_queue.rs`), with its counters in debugfs.
 
 use crate::{
+    bad_sectors::{BadBlockCheck, BadSectors},
     bio_queue::{BioQueue, NullBio},
     debugfs,
     fault::Fault,
     params::{DeviceConfig, IrqMode, QueueMode},
     stats::Stats,
     store::Store,
+    throttle::Throttle,
     timer::{self, RequestTimer},
+    zoned::Cond,
     zones::DevZones,
 };
 use core::sync::atomic::{AtomicU32, Ordering};
@@ -25,7 +28,7 @@ use kernel::{
     prelude::*,
     str::CString,
     sync::{aref::ARef, Arc, Mutex, SpinLock},
-    time::Delta,
+    time::{Delta, Instant, Monotonic},
 };
 
 /// The number of possible CPUs, the most hardware queues blk-mq will use.
@@ -140,6 +143,9 @@ enum Disk {
     Mq {
         _disk: GenDisk<NullQueue>,
         tag_set: Arc<TagSet<NullQueue>>,
+        /// `zoned=1`: the zones, which configfs changes too.
+        zones: Option<Arc<DevZones>>,
+        store: Option<Arc<Store>>,
         /// Whether `tag_set` is the shared one.
         shared: bool,
         /// The most poll queues the disk can have (it has a poll list for
@@ -162,12 +168,14 @@ pub(crate) struct NullDevice {
 impl NullDevice {
     /// Create disk `name` (e.g. `rnullb0`, or a configfs directory's name)
     /// with `config` and add it to the system, its debugfs directory in
-    /// `shared`'s and, with `shared_tags`, on `shared`'s tag set. Dropping
+    /// `shared`'s and, with `shared_tags`, on `shared`'s tag set. Requests
+    /// that meet a range of `badblocks` (a configfs disk's) fail. Dropping
     /// the device removes the disk.
     pub(crate) fn new(
         name: core::fmt::Arguments<'_>,
         config: &DeviceConfig,
         shared: &Shared,
+        badblocks: Option<Arc<BadSectors>>,
     ) -> Result<Self> {
         let name = CString::try_from_fmt(name)?;
         let stats = Arc::new(Stats::default(), GFP_KERNEL)?;
@@ -189,6 +197,14 @@ impl NullDevice {
             // C null_blk's discard limit (`UINT_MAX >> 9`).
             .max_hw_discard_sectors(if config.discard { u32::MAX >> 9 } else { 0 })
             .rotational(false);
+        let badblocks = badblocks.map(|list| {
+            BadBlockCheck::new(
+                list,
+                config.badblocks_once,
+                config.badblocks_partial_io,
+                config.block_size,
+            )
+        });
         let zones = if config.zoned {
             let (zones, limits) = DevZones::new(config)?;
             builder = builder.zoned(limits);
@@ -243,26 +259,33 @@ impl NullDevice {
                         irqmode: config.irqmode,
                         completion: timer::delay(config.completion_nsec)?,
                         stats: stats.clone(),
-                        store,
+                        store: store.clone(),
                         poll_lists,
                         init_hctx_inject: shared.init_hctx_inject.clone(),
                         timeout_inject: Fault::new(config.timeout_inject, seed(&name, 1)),
                         requeue_inject: Fault::new(config.requeue_inject, seed(&name, 2)),
                         requeue_selection: AtomicU32::new(0),
-                        zones,
+                        zones: zones.clone(),
+                        badblocks,
+                        throttle: (config.mbps != 0).then(|| Throttle::new(config.mbps)),
+                        start: Instant::now(),
                     },
                     GFP_KERNEL,
                 )?;
                 Disk::Mq {
                     _disk: builder.build(fmt!("{}", &*name), tagset.clone(), queue_data)?,
                     tag_set: tagset,
+                    zones,
+                    store,
                     shared: config.shared_tags,
                     max_poll,
                 }
             }
             QueueMode::Bio => {
-                let queue =
-                    Arc::pin_init(BioQueue::new(config, stats.clone(), store)?, GFP_KERNEL)?;
+                let queue = Arc::pin_init(
+                    BioQueue::new(config, stats.clone(), store, badblocks)?,
+                    GFP_KERNEL,
+                )?;
                 Disk::Bio {
                     _disk: builder.build_bio(fmt!("{}", &*name), queue)?,
                 }
@@ -273,6 +296,31 @@ impl NullDevice {
             disk,
             _stats: stats,
         })
+    }
+
+    /// Put the zone of `sector` in condition `cond` (read-only or offline),
+    /// or back to empty (configfs `zone_readonly` and `zone_offline`). A
+    /// disk that is not zoned, a sector past its end or in a conventional
+    /// zone: `EINVAL` and a message naming disk `name`.
+    pub(crate) fn set_zone_cond(&self, name: &CStr, sector: u64, cond: Cond) -> Result {
+        let Disk::Mq {
+            zones: Some(zones),
+            store,
+            ..
+        } = &self.disk
+        else {
+            pr_err!("{}: not a zoned disk\n", name);
+            return Err(EINVAL);
+        };
+        zones
+            .set_cond(sector, cond, store.as_deref())
+            .inspect_err(|_| {
+                pr_err!(
+                    "{}: sector {} is past the end or in a conventional zone\n",
+                    name,
+                    sector
+                );
+            })
     }
 
     /// Change the disk's hardware queues to `submit_queues` default and
@@ -347,7 +395,13 @@ pub(crate) struct QueueData {
     /// Alternates injected requeues between the two ways, as C null_blk.
     requeue_selection: AtomicU32,
     /// `zoned=1`: the zones.
-    zones: Option<Pin<KBox<DevZones>>>,
+    zones: Option<Arc<DevZones>>,
+    /// A configfs disk's `badblocks`.
+    badblocks: Option<BadBlockCheck>,
+    /// `mbps`: the bandwidth limit.
+    throttle: Option<Throttle>,
+    /// When the disk was made, the time base of `throttle`.
+    start: Instant<Monotonic>,
 }
 
 /// A seed for the fault injection draws of disk `name`: fixed per disk and
@@ -451,6 +505,16 @@ impl Operations for NullQueue {
             }
             return Ok(());
         }
+        // As C null_blk's `mbps`; C stops the hardware queues until its
+        // timer starts them, here blk-mq issues the request again shortly
+        // (`ENOMEM` is `BLK_STS_RESOURCE`).
+        if let Some(throttle) = &queue_data.throttle {
+            let now = u64::try_from(queue_data.start.elapsed().as_nanos()).unwrap_or(0);
+            if !throttle.admit(rq.bytes().into(), now) {
+                Stats::inc(&queue_data.stats.throttled);
+                return Err(Refused::new(rq, ENOMEM));
+            }
+        }
         let hw_queue = rq.hw_queue();
         // As C null_blk: a request picked to time out is dropped, unless
         // polled; `timeout` below ends it when the block layer says so.
@@ -463,10 +527,10 @@ impl Operations for NullQueue {
         // memory even so, the request is requeued, as C null_blk's
         // `BLK_STS_RESOURCE`; it is served again from the start, which
         // rewrites what was copied already.
+        let bad = queue_data.badblocks.as_ref();
         let status = match (&queue_data.zones, &queue_data.store) {
-            (Some(zones), store) => zones.serve(&rq, store.as_deref()),
-            (None, Some(store)) => rq.bios().try_for_each(|bio| store.transfer(bio, GFP_NOIO)),
-            (None, None) => Ok(()),
+            (Some(zones), store) => zones.serve(&rq, store.as_deref(), bad),
+            (None, store) => serve_data(&rq, store.as_deref(), bad),
         };
         match status {
             Ok(()) => {}
@@ -540,6 +604,24 @@ impl Operations for NullQueue {
         }
         Ok(())
     }
+}
+
+/// Serve the data of `rq` on a disk that is not zoned: move it with `store`
+/// if it is memory-backed, and fail it (after the sectors before, with
+/// `badblocks_partial_io`) if it meets a range of `bad`.
+pub(crate) fn serve_data(
+    rq: &mq::Request<NullQueue>,
+    store: Option<&Store>,
+    bad: Option<&BadBlockCheck>,
+) -> Result {
+    let sectors = match bad.and_then(|bad| bad.meets_rq(rq)) {
+        Some(sectors) => sectors,
+        None => return store.map_or(Ok(()), |s| s.transfer_rq_at(rq, rq.sector(), GFP_NOIO)),
+    };
+    if let Some(store) = store {
+        store.transfer_rq_part(rq, rq.sector(), sectors, GFP_NOIO)?;
+    }
+    Err(EIO)
 }
 
 /// End `rq` successfully.

@@ -53,6 +53,15 @@ mod fault;
 #[path = "../common/zoned.rs"]
 mod zoned;
 
+#[allow(unreachable_pub, dead_code)]
+#[path = "../common/throttle.rs"]
+mod throttle;
+
+#[allow(unreachable_pub, dead_code)]
+#[path = "../common/badblocks.rs"]
+mod badblocks;
+
+mod bad_sectors;
 mod bio_queue;
 mod config;
 mod configfs;
@@ -170,6 +179,10 @@ macro_rules! null_module {
                     default: FaultArg::EMPTY,
                     description: "Fault injection. requeue=<interval>,<probability>,<space>,<times>",
                 },
+                mbps: u32 {
+                    default: 0,
+                    description: "Limit maximum bandwidth (in MiB/s). Default: 0 (no limit)",
+                },
                 init_hctx: FaultArg {
                     default: FaultArg::EMPTY,
                     description: "Fault injection to fail hctx init. init_hctx=<interval>,<probability>,<space>,<times>",
@@ -249,6 +262,7 @@ impl kernel::InPlaceModule for RnullSplit {
                     format_args!("{}{}", names::DISK, index),
                     &config,
                     &shared,
+                    None,
                 )?;
                 devices.push(dev, GFP_KERNEL)?;
             }

@@ -27,6 +27,8 @@ pub(crate) struct Stats {
     pub(crate) requeued: AtomicU64,
     /// Requests ended with `ETIMEDOUT` (`timeout` injection).
     pub(crate) timed_out: AtomicU64,
+    /// Requests handed back to wait for bandwidth (`mbps`).
+    pub(crate) throttled: AtomicU64,
 }
 
 impl Stats {
@@ -43,7 +45,7 @@ impl Stats {
     }
 
     /// Every counter with its debugfs file name.
-    pub(crate) fn named(&self) -> [(&'static kernel::str::CStr, &AtomicU64); 9] {
+    pub(crate) fn named(&self) -> [(&'static kernel::str::CStr, &AtomicU64); 10] {
         [
             (c"bios", &self.bios),
             (c"splits", &self.splits),
@@ -54,6 +56,7 @@ impl Stats {
             (c"polled", &self.polled),
             (c"requeued", &self.requeued),
             (c"timed_out", &self.timed_out),
+            (c"throttled", &self.throttled),
         ]
     }
 }

@@ -20,6 +20,7 @@ use kernel::{
 const PAGE: usize = 4096;
 const PAGE_SHIFT: u32 = 12;
 const SECTOR_SHIFT: u32 = 9;
+const SECTOR_SIZE: u64 = 1 << SECTOR_SHIFT;
 
 type Page = KBox<[u8; PAGE]>;
 
@@ -48,7 +49,16 @@ impl Store {
     /// Serve the data of `bio` (a read or a write; other operations carry
     /// no data), allocating with `flags`.
     pub(crate) fn transfer(&self, bio: &Bio, flags: Flags) -> Result {
-        self.transfer_at(bio, bio.sector(), flags)
+        self.transfer_at(bio, bio.sector(), u64::MAX, flags)
+            .map(|_| ())
+    }
+
+    /// Serve the first `sectors` sectors of `bio` only (a bio that met a
+    /// bad sector, `badblocks_partial_io`).
+    pub(crate) fn transfer_part(&self, bio: &Bio, sectors: u64, flags: Flags) -> Result {
+        let limit = sectors.saturating_mul(SECTOR_SIZE);
+        self.transfer_at(bio, bio.sector(), limit, flags)
+            .map(|_| ())
     }
 
     /// Serve the data of every bio of `rq` as if the request started at
@@ -59,9 +69,28 @@ impl Store {
         sector: u64,
         flags: Flags,
     ) -> Result {
+        self.transfer_rq_part(rq, sector, u64::MAX, flags)
+    }
+
+    /// Serve the first `sectors` sectors of `rq`'s data only, as if the
+    /// request started at `sector` (a request that met a bad sector,
+    /// `badblocks_partial_io`; `u64::MAX` for all).
+    pub(crate) fn transfer_rq_part<T: kernel::block::mq::Operations>(
+        &self,
+        rq: &kernel::block::mq::Request<T>,
+        sector: u64,
+        sectors: u64,
+        flags: Flags,
+    ) -> Result {
         let base = rq.sector();
-        rq.bios()
-            .try_for_each(|bio| self.transfer_at(bio, sector + (bio.sector() - base), flags))
+        let mut left = sectors.saturating_mul(SECTOR_SIZE);
+        for bio in rq.bios() {
+            if left == 0 {
+                break;
+            }
+            left -= self.transfer_at(bio, sector + (bio.sector() - base), left, flags)?;
+        }
+        Ok(())
     }
 
     /// Forget `sectors` sectors from `sector` (a reset zone).
@@ -69,21 +98,28 @@ impl Store {
         self.discard(sector << SECTOR_SHIFT, sectors << SECTOR_SHIFT);
     }
 
-    /// Serve the data of `bio` at `sector`.
-    fn transfer_at(&self, bio: &Bio, sector: u64, flags: Flags) -> Result {
+    /// Serve the data of `bio` at `sector`, at most `limit` bytes of it;
+    /// returns how many it served.
+    fn transfer_at(&self, bio: &Bio, sector: u64, limit: u64, flags: Flags) -> Result<u64> {
         let mut pos = sector << SECTOR_SHIFT;
         let write = match bio.command() {
             Command::Write | Command::ZoneAppend => true,
             Command::Read => false,
             Command::Discard | Command::WriteZeroes | Command::SecureErase => {
-                self.discard(pos, u64::from(bio.size()));
-                return Ok(());
+                let len = u64::from(bio.size()).min(limit);
+                self.discard(pos, len);
+                return Ok(len);
             }
-            _ => return Ok(()),
+            _ => return Ok(0),
         };
+        let mut served = 0u64;
         for seg in bio.page_segments() {
+            if served == limit {
+                break;
+            }
             let mut at = 0usize;
-            let len = seg.len() as usize;
+            // `limit - served` is below the segment's `u32` length here.
+            let len = u64::from(seg.len()).min(limit - served) as usize;
             while at < len {
                 let (idx, off, n) = locate(pos, len - at);
                 if write {
@@ -98,8 +134,9 @@ impl Store {
                 at += n;
                 pos += n as u64;
             }
+            served += len as u64;
         }
-        Ok(())
+        Ok(served)
     }
 
     /// Run `fill` on page `idx` under the lock, allocating the page first if

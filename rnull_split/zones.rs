@@ -10,7 +10,8 @@
 //! reads of offline zones refused, and `report_zones`.
 
 use crate::{
-    device::NullQueue,
+    bad_sectors::BadBlockCheck,
+    device::{serve_data, NullQueue},
     params::DeviceConfig,
     store::Store,
     zoned::{Cond, Mgmt, Zone, ZoneError, ZoneType, Zones},
@@ -22,7 +23,7 @@ use kernel::{
     },
     new_mutex,
     prelude::*,
-    sync::Mutex,
+    sync::{Arc, Mutex},
 };
 
 /// The zones of one device.
@@ -45,7 +46,7 @@ fn to_error(e: ZoneError) -> Error {
 impl DevZones {
     /// The zones of a device with `config` (zoned, checked), and the limits
     /// its disk reports.
-    pub(crate) fn new(config: &DeviceConfig) -> Result<(Pin<KBox<Self>>, ZonedLimits)> {
+    pub(crate) fn new(config: &DeviceConfig) -> Result<(Arc<Self>, ZonedLimits)> {
         let layout = config
             .zone
             .layout(config.capacity_sectors, config.block_size)
@@ -68,7 +69,7 @@ impl DevZones {
             max_active_zones: layout.max_active,
             max_zone_append_sectors: layout.append_max_sectors,
         };
-        let zones = KBox::pin_init(
+        let zones = Arc::pin_init(
             pin_init!(Self {
                 zones <- new_mutex!(Zones::new(layout, zones), "rnull_split:zones"),
             }),
@@ -78,9 +79,14 @@ impl DevZones {
     }
 
     /// Serve `rq` on a zoned device (moving data with `store` if it is
-    /// memory-backed). A zone append's sector goes to the request's data,
-    /// for its completion.
-    pub(crate) fn serve(&self, rq: &Request<NullQueue>, store: Option<&Store>) -> Result {
+    /// memory-backed, failing it if it meets a range of `bad`). A zone
+    /// append's sector goes to the request's data, for its completion.
+    pub(crate) fn serve(
+        &self,
+        rq: &Request<NullQueue>,
+        store: Option<&Store>,
+        bad: Option<&BadBlockCheck>,
+    ) -> Result {
         let sector = rq.sector();
         let sectors = u64::from(rq.sectors());
         let mgmt = match rq.command() {
@@ -90,20 +96,28 @@ impl DevZones {
                 let at = zones
                     .start_write(sector, sectors, append)
                     .map_err(to_error)?;
+                // As C null_blk: bad sectors are met at the write pointer;
+                // with `badblocks_partial_io` the sectors before are
+                // written and the write pointer moves past them.
+                let (written, status) = match bad.and_then(|bad| bad.meets(at, sectors)) {
+                    Some(0) => return Err(EIO),
+                    Some(part) => (part, Err(EIO)),
+                    None => (sectors, Ok(())),
+                };
                 if let Some(store) = store {
                     // On failure the write pointer stays; an `ENOMEM`
                     // requeues the request, which then starts over.
-                    store.transfer_rq_at(rq, at, GFP_NOIO)?;
+                    store.transfer_rq_part(rq, at, written, GFP_NOIO)?;
                 }
-                zones.finish_write(at, sectors);
-                if append {
+                zones.finish_write(at, written);
+                if append && status.is_ok() {
                     rq.data_ref().set_append_sector(at);
                 }
-                return Ok(());
+                return status;
             }
             Command::Read => {
                 self.zones.lock().read(sector, sectors).map_err(to_error)?;
-                return store.map_or(Ok(()), |store| store.transfer_rq_at(rq, sector, GFP_NOIO));
+                return serve_data(rq, store, bad);
             }
             Command::ZoneOpen => Mgmt::Open,
             Command::ZoneClose => Mgmt::Close,
@@ -111,7 +125,7 @@ impl DevZones {
             Command::ZoneReset => Mgmt::Reset,
             Command::ZoneResetAll => Mgmt::ResetAll,
             // Flush, discard, write zeroes: as on any device.
-            _ => return store.map_or(Ok(()), |store| store.transfer_rq_at(rq, sector, GFP_NOIO)),
+            _ => return serve_data(rq, store, bad),
         };
         self.zones
             .lock()
@@ -122,6 +136,22 @@ impl DevZones {
                 }
             })
             .map_err(to_error)
+    }
+
+    /// Put the zone of `sector` in condition `cond` (read-only or offline),
+    /// or back to empty if it is in it already: C null_blk's configfs
+    /// `zone_readonly` and `zone_offline`. An emptied zone's data is
+    /// forgotten. `EINVAL` for a sector past the end or in a conventional
+    /// zone.
+    pub(crate) fn set_cond(&self, sector: u64, cond: Cond, store: Option<&Store>) -> Result {
+        self.zones
+            .lock()
+            .set_cond(sector, cond, |start, len| {
+                if let Some(store) = store {
+                    store.discard_sectors(start, len);
+                }
+            })
+            .map_err(|_| EINVAL)
     }
 
     /// Report the zones from the one holding `sector`, at most `nr_zones`.

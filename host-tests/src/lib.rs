@@ -15,3 +15,9 @@ pub mod fault;
 
 #[path = "../../common/zoned.rs"]
 pub mod zoned;
+
+#[path = "../../common/throttle.rs"]
+pub mod throttle;
+
+#[path = "../../common/badblocks.rs"]
+pub mod badblocks;

@@ -204,3 +204,17 @@ fn adjust_like_c() {
     assert_eq!(done, ["submit_queues", "queue_mode"]);
     assert_eq!(c.validate(4), Ok(()));
 }
+
+#[test]
+fn mbps() {
+    let (c, _) = RawParams { mbps: 100, ..raw() }.validate(2).unwrap();
+    assert_eq!(c.mbps, 100);
+    let e = RawParams { mbps: 40961, ..raw() }.validate(2).unwrap_err();
+    assert_eq!(e.to_string(), "invalid mbps=40961: must be from 0 (no limit) to 40960 (MiB/s)");
+    let e = RawParams { mbps: 10, queue_mode: 0, ..raw() }.validate(2).unwrap_err();
+    assert_eq!(e.name, "mbps");
+    let (mut c, _) = raw().validate(2).unwrap();
+    c.mbps = 10;
+    c.queue_mode = QueueMode::Bio;
+    assert_eq!(c.validate(2).unwrap_err().name, "mbps");
+}

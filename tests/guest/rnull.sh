@@ -242,6 +242,30 @@ else
 fi
 dmesg_clean "fault injection"
 
+# --- mbps: a bandwidth limit, as C null_blk's ----------------------------------
+if insmod "$KO" mbps=10 gb=1; then
+    t0=$(date +%s%N)
+    if dd if=/dev/rnullb0 of=/dev/null bs=64k count=320 iflag=direct status=none; then
+        ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+        check "mbps=10: 20 MiB read in 1.7 s or more (took $ms ms)" test $ms -ge 1700
+        check "... and in 10 s at most" test $ms -le 10000
+    else
+        not_ok "mbps=10: 20 MiB read"
+    fi
+    check "... requests waited for bandwidth (throttled)" test "$(dstat throttled)" -ge 1
+    check "mbps=10: rmmod" unload
+else
+    not_ok "insmod mbps=10"
+fi
+if insmod "$KO" gb=1; then
+    dd if=/dev/rnullb0 of=/dev/null bs=64k count=320 iflag=direct status=none
+    expect_eq "no mbps: no request waits" "$(dstat throttled)" 0
+    check "rmmod" unload
+else
+    not_ok "insmod gb=1"
+fi
+dmesg_clean "mbps"
+
 # --- zoned=1: a host-managed zoned disk, as C null_blk's ------------------------
 zsec=$((64 << 11))     # zone_size=64 MiB in sectors
 if insmod "$KO" zoned=1 gb=1 zone_size=64 zone_nr_conv=2 zone_max_open=4 memory_backed=1; then
@@ -416,6 +440,9 @@ refuse timeout "invalid timeout: must be <interval>,<probability>,<space>,<times
 refuse requeue "invalid requeue: must be <interval>" requeue=x
 refuse zone_size "invalid zone_size=3: must be a non-zero power of two" zoned=1 gb=1 zone_size=3
 refuse zoned "invalid zoned=1: must be 0 unless queue_mode=2" zoned=1 queue_mode=0
+refuse init_hctx "invalid init_hctx: must be <interval>" init_hctx=1,2
+refuse mbps "invalid mbps=40961: must be from 0 (no limit) to 40960" mbps=40961
+refuse mbps "invalid mbps=10: must be 0 unless queue_mode=2" mbps=10 queue_mode=0
 refuse zone_nr_conv "invalid zone_nr_conv=4" zoned=1 gb=1 zone_nr_conv=4
 refuse hw_queue_depth "invalid hw_queue_depth=0" hw_queue_depth=0
 refuse hw_queue_depth "invalid hw_queue_depth=10241" hw_queue_depth=10241

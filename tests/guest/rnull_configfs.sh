@@ -62,11 +62,11 @@ if insmod "$KO" nr_devices=0 gb=2 bs=4096 hw_queue_depth=32 split_clone=deep irq
     check "nr_devices=0 creates no disk" bash -c '! ls /sys/block | grep -q rnullb'
     check "$CFS exists" test -d "$CFS"
     expect_eq "features lists the attributes, like null_blk's" "$(cat "$CFS/features")" \
-        "size,blocksize,max_sectors,queue_mode,irqmode,completion_nsec,memory_backed,discard,submit_queues,hw_queue_depth,split_clone,power,poll_queues,blocking,shared_tags,shared_tag_bitmap,no_sched,zoned,zone_size,zone_capacity,zone_nr_conv,zone_max_open,zone_max_active,zone_append_max_sectors,zone_full"
+        "size,blocksize,max_sectors,queue_mode,irqmode,completion_nsec,memory_backed,discard,submit_queues,hw_queue_depth,split_clone,power,poll_queues,blocking,shared_tags,shared_tag_bitmap,no_sched,zoned,zone_size,zone_capacity,zone_nr_conv,zone_max_open,zone_max_active,zone_append_max_sectors,zone_full,badblocks,badblocks_once,badblocks_partial_io,zone_readonly,zone_offline,mbps"
     check "mkdir $CFS/cfg0" mkdir "$CFS/cfg0"
     expect_eq "attribute files are null_blk's (+ split_clone)" \
         "$(ls "$CFS/cfg0" | sort | tr '\n' ' ')" \
-        "blocking blocksize completion_nsec discard hw_queue_depth irqmode max_sectors memory_backed no_sched poll_queues power queue_mode shared_tag_bitmap shared_tags size split_clone submit_queues zone_append_max_sectors zone_capacity zone_full zone_max_active zone_max_open zone_nr_conv zone_size zoned "
+        "badblocks badblocks_once badblocks_partial_io blocking blocksize completion_nsec discard hw_queue_depth irqmode max_sectors mbps memory_backed no_sched poll_queues power queue_mode shared_tag_bitmap shared_tags size split_clone submit_queues zone_append_max_sectors zone_capacity zone_full zone_max_active zone_max_open zone_nr_conv zone_offline zone_readonly zone_size zoned "
     expect_eq "default size from gb=2: 2048 MiB" "$(get cfg0 size)" 2048
     expect_eq "default blocksize from bs" "$(get cfg0 blocksize)" 4096
     expect_eq "default hw_queue_depth from the parameter" "$(get cfg0 hw_queue_depth)" 32
@@ -266,6 +266,72 @@ else
 fi
 dmesg_clean "memory-backed"
 
+# --- badblocks, badblocks_once, badblocks_partial_io (C null_blk's) ------------------
+if insmod "$KO" nr_devices=0; then
+    sec() { dd if=/dev/$1 of=/dev/null bs=512 skip=$2 count=$3 iflag=direct status=none 2>/dev/null; }
+    nosec() { ! sec "$@"; }
+    badwrite() { ! dd if=/tmp/bbpat of=/dev/bb bs=16k count=1 oflag=direct status=none 2>/dev/null; }
+    mkdir "$CFS/bb"
+    expect_set bb size 16
+    expect_set bb memory_backed 1
+    check "bb: power=1" set_attr bb power 1
+    expect_eq "bb: no bad blocks at first" "$(get bb badblocks)" ""
+    expect_refused bb zone_readonly 0 "$EINVAL" "not a zoned disk"
+    check "badblocks +16-23, the disk powered" set_attr bb badblocks "+16-23"
+    check "badblocks +100-1123 (0x64-0x463)" set_attr bb badblocks "+0x64-0x463"
+    expect_eq "badblocks lists START LENGTH, in pieces of at most 512 sectors" \
+        "$(get bb badblocks | tr '\n' ' ')" "16 8 100 512 612 512 "
+    check "a read of sector 16 fails" nosec bb 16 1
+    check "... and again (badblocks_once=0)" nosec bb 20 8
+    check "a read of sectors 0-15 succeeds" sec bb 0 16
+    check "a read of sectors 24-99 succeeds" sec bb 24 76
+    check "a read of sectors 1124-2047 succeeds" sec bb 1124 924
+    check "badblocks -100-1123 clears" set_attr bb badblocks "-100-1123"
+    check "badblocks -18-19 splits" set_attr bb badblocks "-18-19"
+    expect_eq "badblocks now 16-17 and 20-23" "$(get bb badblocks | tr '\n' ' ')" "16 2 20 4 "
+    check "a read of sectors 18-19 succeeds" sec bb 18 2
+    expect_refused bb badblocks "+9-0" "$EINVAL" "invalid badblocks '+9-0'"
+    expect_refused bb badblocks "16-23" "$EINVAL" "invalid badblocks"
+    expect_refused bb badblocks "+1-x" "$EINVAL" "invalid badblocks"
+    expect_refused bb badblocks_once 1 "$EBUSY"
+    check "badblocks +16-23 again" set_attr bb badblocks "+16-23"
+    check "bb: power=0" set_attr bb power 0
+    expect_eq "the bad blocks stay with the directory" "$(get bb badblocks | tr '\n' ' ')" "16 8 "
+    expect_set bb badblocks_once 1
+    expect_set bb badblocks_partial_io 1
+    check "bb: power=1 with badblocks_once=1 badblocks_partial_io=1" set_attr bb power 1
+    head -c 16K /dev/urandom > /tmp/bbpat
+    check "a 16 KiB write over sectors 0-31 fails (bad 16-23)" \
+        badwrite
+    dd if=/dev/bb of=/tmp/bbgot bs=16k count=1 iflag=direct status=none
+    head -c 8K /tmp/bbpat > /tmp/bbwant; head -c 8K /tmp/bbgot > /tmp/bbhead
+    tail -c 8K /tmp/bbgot > /tmp/bbtail; head -c 8K /dev/zero > /tmp/bbzero
+    check "... badblocks_partial_io: sectors 0-15 were written" cmp /tmp/bbwant /tmp/bbhead
+    check "... and not sectors 16-31 (they read as zeroes)" cmp /tmp/bbzero /tmp/bbtail
+    expect_eq "... badblocks_once: the range met is cleared" "$(get bb badblocks)" ""
+    check "the same write again succeeds" \
+        dd if=/tmp/bbpat of=/dev/bb bs=16k count=1 oflag=direct status=none
+    dd if=/dev/bb of=/tmp/bbgot bs=16k count=1 iflag=direct status=none
+    check "... and all 16 KiB read back" cmp /tmp/bbpat /tmp/bbgot
+    check "bb: power=0" set_attr bb power 0
+    expect_refused bb zone_offline 0 "$EINVAL" "zone_offline: the disk is not powered"
+    rmdir "$CFS/bb"
+    # a bio-based disk checks its bios the same way
+    mkdir "$CFS/bbio"
+    expect_set bbio queue_mode 0
+    expect_set bbio size 16
+    check "bbio: power=1" set_attr bbio power 1
+    check "bbio: badblocks +8-8" set_attr bbio badblocks "+8-8"
+    check "bbio (queue_mode=0): a read of sector 8 fails" nosec bbio 8 1
+    check "bbio: a read of sectors 0-7 succeeds" sec bbio 0 8
+    check "bbio: power=0" set_attr bbio power 0
+    rmdir "$CFS/bbio"
+    check "badblocks: rmmod" unload
+else
+    not_ok "insmod nr_devices=0 (badblocks)"
+fi
+dmesg_clean "badblocks"
+
 # --- bad values: EINVAL, a message naming the attribute, value unchanged -------------
 if insmod "$KO" nr_devices=0; then
     mkdir "$CFS/bad"
@@ -294,6 +360,8 @@ if insmod "$KO" nr_devices=0; then
     expect_refused bad memory_backed 2 "$EINVAL" "invalid memory_backed: must be 0 or 1"
     expect_refused bad discard yes "$EINVAL" "invalid discard: must be 0 or 1"
     expect_refused bad power 2 "$EINVAL" "invalid power: must be 0 or 1"
+    expect_refused bad mbps 40961 "$EINVAL" "invalid mbps=40961: must be from 0 (no limit) to 40960"
+    expect_set bad mbps 0
 
     # every attribute x negative, non-numeric, empty, trailing garbage and
     # huge values (2^64 and more do not fit any of them; 2^32 does not fit
@@ -302,7 +370,8 @@ if insmod "$KO" nr_devices=0; then
     for attr in size blocksize max_sectors queue_mode irqmode completion_nsec \
             submit_queues poll_queues hw_queue_depth memory_backed discard power \
             blocking shared_tags shared_tag_bitmap no_sched zoned zone_size zone_capacity \
-            zone_nr_conv zone_max_open zone_max_active zone_append_max_sectors zone_full; do
+            zone_nr_conv zone_max_open zone_max_active zone_append_max_sectors zone_full \
+            mbps badblocks_once badblocks_partial_io; do
         for v in -1 abc "" 1x 99999999999999999999; do
             expect_refused bad "$attr" "$v" "$EINVAL" "invalid $attr"; nbad=$((nbad + 1))
         done
@@ -313,7 +382,7 @@ if insmod "$KO" nr_devices=0; then
     for v in "" -1 1 "fast deep"; do
         expect_refused bad split_clone "$v" "$EINVAL" "invalid split_clone"; nbad=$((nbad + 1))
     done
-    diag "$nbad malformed values refused over all 25 attributes"
+    diag "$nbad malformed values refused over all 28 value attributes"
 
     # rules between attributes are checked at power=1
     set_attr bad blocksize 4096; set_attr bad max_sectors 12
@@ -334,6 +403,28 @@ if insmod "$KO" nr_devices=0; then
     expect_eq "configfs zoned=1: host-managed" "$(sysblk bad queue/zoned)" host-managed
     expect_eq "configfs zoned=1 zone_size=64: $(( $(get bad size) / 64 )) zones" \
         "$(sysblk bad queue/nr_zones)" $(( $(get bad size) / 64 ))
+    # zone_readonly / zone_offline (write-only): a zone's condition, as C's
+    zsec=$((64 << 11))
+    zcond() { blkzone report -o $(($1 * zsec)) -c 1 /dev/bad | grep -o '([a-z][a-z])'; }
+    zio() { dd if=$2 of=$3 bs=4k count=1 $4=$((zsec * $1 / 8)) $5=direct status=none 2>/dev/null; }
+    nozio() { ! zio "$@"; }
+    expect_eq "zone_readonly and zone_offline are write-only (0200)" \
+        "$(stat -c %a "$CFS/bad/zone_readonly" "$CFS/bad/zone_offline" | tr '\n' ' ')" "200 200 "
+    check "zone_readonly=$zsec (zone 1)" set_attr bad zone_readonly $zsec
+    expect_eq "... blkzone reports zone 1 read-only" "$(zcond 1)" "(ro)"
+    check "... a write to it fails" nozio 1 /dev/zero /dev/bad seek oflag
+    check "... a read of it succeeds" zio 1 /dev/bad /dev/null skip iflag
+    check "zone_readonly=$zsec again" set_attr bad zone_readonly $zsec
+    expect_eq "... zone 1 is empty again" "$(zcond 1)" "(em)"
+    check "... and takes writes" zio 1 /dev/zero /dev/bad seek oflag
+    check "zone_offline=$((2 * zsec)) (zone 2, in hex)" set_attr bad zone_offline "$(printf '0x%x' $((2 * zsec)))"
+    expect_eq "... blkzone reports zone 2 offline" "$(zcond 2)" "(of)"
+    check "... a read of it fails" nozio 2 /dev/bad /dev/null skip iflag
+    check "zone_readonly on the offline zone 2" set_attr bad zone_readonly $((2 * zsec))
+    expect_eq "... makes it read-only" "$(zcond 2)" "(ro)"
+    expect_refused bad zone_offline $(( $(get bad size) << 11 )) "$EINVAL" \
+        "sector $(( $(get bad size) << 11 )) is past the end or in a conventional zone"
+    expect_refused bad zone_readonly abc "$EINVAL" "invalid zone_readonly: not a sector number"
     long=disk_name_longer_than_the_32_bytes_of_disk_name
     mkdir "$CFS/$long"
     expect_refused "$long" power 1 "" "cannot create the disk"
