@@ -16,7 +16,7 @@
 use core::sync::atomic::{AtomicI32, AtomicU64, Ordering};
 
 /// A parsed fault configuration. The default never fails.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct FaultConfig {
     /// Every `interval`-th eligible call may fail (0 and 1: every call).
     pub interval: u64,
@@ -26,6 +26,19 @@ pub struct FaultConfig {
     pub space: i32,
     /// Failures left, -1 for no limit.
     pub times: i32,
+}
+
+impl Default for FaultConfig {
+    /// C's `FAULT_ATTR_INITIALIZER`: probability 0 (never fails), interval
+    /// 1, space 0, times 1.
+    fn default() -> Self {
+        Self {
+            interval: 1,
+            probability: 0,
+            space: 0,
+            times: 1,
+        }
+    }
 }
 
 /// Parse one unsigned decimal number as C's `%lu` (leading `+` or
@@ -87,11 +100,16 @@ impl FaultConfig {
     }
 }
 
-/// The state of one fault point: a [`FaultConfig`] and its counters.
+/// The state of one fault point: a [`FaultConfig`] and its counters. Its
+/// settings can change while it is in use, as C's `fault_config`
+/// attributes do (configfs `timeout_inject/probability`, ...).
 #[derive(Debug)]
 pub struct Fault {
-    interval: u64,
-    probability: u64,
+    interval: AtomicU64,
+    probability: AtomicU64,
+    /// C's `verbose` (2 at first, as C's): kept and shown; this
+    /// implementation logs nothing.
+    verbose: AtomicU64,
     space: AtomicI32,
     times: AtomicI32,
     count: AtomicU64,
@@ -104,8 +122,10 @@ impl Fault {
     /// `seed` (any value; e.g. a clock).
     pub fn new(config: FaultConfig, seed: u64) -> Self {
         Self {
-            interval: config.interval,
-            probability: config.probability,
+            interval: AtomicU64::new(config.interval),
+            probability: AtomicU64::new(config.probability),
+            // C's `FAULT_ATTR_INITIALIZER`
+            verbose: AtomicU64::new(2),
             space: AtomicI32::new(config.space),
             times: AtomicI32::new(config.times),
             count: AtomicU64::new(0),
@@ -128,10 +148,61 @@ impl Fault {
     /// Whether this call fails: C's `should_fail(attr, 1)`.
     #[inline]
     pub fn should_fail(&self) -> bool {
-        if self.probability == 0 || self.times.load(Ordering::Relaxed) == 0 {
+        if self.probability.load(Ordering::Relaxed) == 0 || self.times.load(Ordering::Relaxed) == 0
+        {
             return false;
         }
         self.should_fail_slow()
+    }
+
+    /// `probability`: percent of the eligible calls that fail.
+    pub fn probability(&self) -> u64 {
+        self.probability.load(Ordering::Relaxed)
+    }
+
+    /// Set `probability`.
+    pub fn set_probability(&self, v: u64) {
+        self.probability.store(v, Ordering::Relaxed);
+    }
+
+    /// `interval`: every `interval`-th call is eligible.
+    pub fn interval(&self) -> u64 {
+        self.interval.load(Ordering::Relaxed)
+    }
+
+    /// Set `interval`.
+    pub fn set_interval(&self, v: u64) {
+        self.interval.store(v, Ordering::Relaxed);
+    }
+
+    /// `times`: failures left, -1 for no limit.
+    pub fn times(&self) -> i32 {
+        self.times.load(Ordering::Relaxed)
+    }
+
+    /// Set `times`.
+    pub fn set_times(&self, v: i32) {
+        self.times.store(v, Ordering::Relaxed);
+    }
+
+    /// `space`: calls left that pass before any may fail.
+    pub fn space(&self) -> i32 {
+        self.space.load(Ordering::Relaxed)
+    }
+
+    /// Set `space`.
+    pub fn set_space(&self, v: i32) {
+        self.space.store(v, Ordering::Relaxed);
+    }
+
+    /// `verbose`.
+    pub fn verbose(&self) -> u64 {
+        self.verbose.load(Ordering::Relaxed)
+    }
+
+    /// Set `verbose`.
+    pub fn set_verbose(&self, v: u64) {
+        self.verbose.store(v, Ordering::Relaxed);
     }
 
     fn should_fail_slow(&self) -> bool {
@@ -139,13 +210,14 @@ impl Fault {
             self.space.fetch_sub(1, Ordering::Relaxed);
             return false;
         }
-        if self.interval > 1 {
+        let interval = self.interval.load(Ordering::Relaxed);
+        if interval > 1 {
             let count = self.count.fetch_add(1, Ordering::Relaxed) + 1;
-            if count % self.interval != 0 {
+            if count % interval != 0 {
                 return false;
             }
         }
-        if self.probability <= self.below_100() {
+        if self.probability.load(Ordering::Relaxed) <= self.below_100() {
             return false;
         }
         // Count down a limited number of failures, not below 0.

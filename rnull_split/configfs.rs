@@ -45,7 +45,8 @@
 
 use crate::{
     bad_sectors::BadSectors,
-    device::{self, NullDevice, Shared},
+    device::{self, DeviceFaults, NullDevice, Shared},
+    fault::Fault,
     params::{self, DeviceConfig, IrqMode, ParamError, QueueMode},
     zoned::Cond,
 };
@@ -129,18 +130,40 @@ impl configfs::GroupOperations for Config {
         let defaults = self.defaults;
         let shared = self.shared.clone();
         let badblocks = BadSectors::new()?;
-        Ok(configfs::Group::new(
+        // As C null_blk: the directory's fault points start as the module
+        // parameters' and are its own from then on, across power cycles.
+        let faults = DeviceFaults::new(&defaults, name)?;
+        let mut fault_dirs = KVec::with_capacity(3, GFP_KERNEL)?;
+        for (dir_name, fault) in [
+            (c"timeout_inject", &faults.timeout),
+            (c"requeue_inject", &faults.requeue),
+            (c"init_hctx_fault_inject", &faults.init_hctx),
+        ] {
+            let path = CString::try_from_fmt(fmt!("{}/{}", name, dir_name))?;
+            let (dir, _) = configfs::DefaultGroup::new(
+                dir_name.try_into()?,
+                fault_item_type(),
+                try_pin_init!(FaultDir {
+                    path,
+                    fault: fault.clone(),
+                }),
+            )?;
+            fault_dirs.push(dir, GFP_KERNEL)?;
+        }
+        Ok(configfs::Group::new_with_default_groups(
             name.try_into()?,
             device_item_type(),
             try_pin_init!(DeviceDir {
                 name: name.try_into()?,
                 shared,
+                faults,
                 state <- new_mutex!(DirState {
                     config: defaults,
                     disk: None,
                     badblocks,
                 }),
             }),
+            fault_dirs,
         ))
     }
 }
@@ -154,6 +177,8 @@ pub(crate) struct DeviceDir {
     name: CString,
     /// What the disk shares with the module's other disks.
     shared: Shared,
+    /// The fault points the directory's fault injection directories set.
+    faults: DeviceFaults,
     #[pin]
     state: Mutex<DirState>,
 }
@@ -471,6 +496,96 @@ impl Attr {
     }
 }
 
+// --- fault injection directories ----------------------------------------------
+
+/// A device directory's `timeout_inject/`, `requeue_inject/` or
+/// `init_hctx_fault_inject/`: the attributes of C's `fault_config` over one
+/// of the device's fault points, which take effect at once, on a powered
+/// disk too. (C's `verbose_ratelimit_*`, `task-filter` and stack trace
+/// filters are not there.)
+#[pin_data]
+pub(crate) struct FaultDir {
+    /// `<device>/<directory>`, for messages.
+    path: CString,
+    fault: Arc<Fault>,
+}
+
+type FaultItemType = configfs::ItemType<configfs::Group<FaultDir>, FaultDir>;
+
+/// The item type of the fault injection directories.
+fn fault_item_type() -> &'static FaultItemType {
+    configfs_attrs! {
+        container: configfs::Group<FaultDir>,
+        data: FaultDir,
+        attributes: [
+            probability: 0,
+            interval: 1,
+            times: 2,
+            space: 3,
+            verbose: 4,
+        ],
+    }
+}
+
+/// Parse a fault attribute as C's `kstrtoul()` (`probability`, `interval`,
+/// `verbose`) or `kstrtoint()` (`times`, `space`), base 0 and a trailing
+/// newline allowed.
+fn parse_fault_value<T: TryFrom<i64>>(bytes: &[u8]) -> Result<T> {
+    let text = core::str::from_utf8(bytes).map_err(|_| EINVAL)?.trim();
+    let (neg, digits) = match text.strip_prefix('-') {
+        Some(d) => (true, d),
+        None => (false, text),
+    };
+    let v = params::kstrtoull(digits).ok_or(EINVAL)?;
+    let v = i64::try_from(v).map_err(|_| ERANGE)?;
+    let v = if neg { -v } else { v };
+    // A sign where none is taken is malformed; a number too large, out of
+    // range, as `kstrto*()` say.
+    T::try_from(v).map_err(|_| {
+        if neg && T::try_from(-1).is_err() {
+            EINVAL
+        } else {
+            ERANGE
+        }
+    })
+}
+
+/// Declares the show and store of fault attribute `$id`: the getter and
+/// setter of [`Fault`] and the type the value is parsed as.
+macro_rules! fault_attribute {
+    ($id:literal $get:ident $set:ident $ty:ty) => {
+        #[vtable]
+        impl AttributeOperations<$id> for FaultDir {
+            type Data = FaultDir;
+
+            fn show(dir: &FaultDir, page: &mut [u8; PAGE_SIZE]) -> Result<usize> {
+                let mut out = Formatter::new(page);
+                writeln!(out, "{}", dir.fault.$get())?;
+                Ok(out.bytes_written())
+            }
+
+            fn store(dir: &FaultDir, page: &[u8]) -> Result {
+                let v = parse_fault_value::<$ty>(page).inspect_err(|_| {
+                    pr_err!(
+                        "{}: invalid {}: not a number of type {}\n",
+                        &*dir.path,
+                        stringify!($get),
+                        stringify!($ty)
+                    );
+                })?;
+                dir.fault.$set(v);
+                Ok(())
+            }
+        }
+    };
+}
+
+fault_attribute!(0 probability set_probability u64);
+fault_attribute!(1 interval set_interval u64);
+fault_attribute!(2 times set_times i32);
+fault_attribute!(3 space set_space i32);
+fault_attribute!(4 verbose set_verbose u64);
+
 /// `queue_mode`'s number.
 fn queue_mode_number(mode: QueueMode) -> u32 {
     match mode {
@@ -548,7 +663,7 @@ fn power(device_dir: &DeviceDir, state: &mut DirState, on: bool) -> Result {
         fmt!("{}", dir),
         config,
         &device_dir.shared,
-        Some(state.badblocks.clone()),
+        Some((&device_dir.faults, &state.badblocks)),
     )
     .inspect_err(|e| {
         pr_err!("{}: cannot create the disk: {:?}\n", dir, e);

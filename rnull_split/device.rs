@@ -34,16 +34,12 @@ use kernel::{
 /// The number of possible CPUs, the most hardware queues blk-mq will use.
 pub(crate) use kernel::cpu::nr_cpu_ids;
 
-/// What all devices of the module share: the module's debugfs directory,
-/// C null_blk's global tag set (`shared_tags`) and `init_hctx` fault
-/// injection. Clones refer to the same.
+/// What all devices of the module share: the module's debugfs directory and
+/// C null_blk's global tag set (`shared_tags`). Clones refer to the same.
 #[derive(Clone)]
 pub(crate) struct Shared {
     debugfs: debugfs::Root,
     tag_set: Arc<SharedTagSet>,
-    /// `init_hctx`: hardware queue set-ups that fail, counted over every
-    /// device, as C null_blk's one `fault_attr`.
-    init_hctx_inject: Arc<Fault>,
     /// The module's `poll_queues`, the most poll queues a disk can change
     /// to at runtime (as C null_blk).
     poll_queues: u32,
@@ -60,15 +56,36 @@ impl Shared {
             }),
             GFP_KERNEL,
         )?;
-        let init_hctx_inject = Arc::new(
-            Fault::new(module.init_hctx_inject, seed(c"init_hctx", 3)),
-            GFP_KERNEL,
-        )?;
         Ok(Self {
             debugfs,
             tag_set,
-            init_hctx_inject,
             poll_queues: module.poll_queues,
+        })
+    }
+}
+
+/// The fault points of a device, as C null_blk's `timeout_config`,
+/// `requeue_config` and `init_hctx_fault_config`: set from the module
+/// parameters when the device (or its configfs directory) is made, then
+/// its own; a configfs directory changes them through its
+/// `timeout_inject/`, `requeue_inject/` and `init_hctx_fault_inject/`.
+#[derive(Clone)]
+pub(crate) struct DeviceFaults {
+    /// `timeout`: requests dropped, to time out.
+    pub(crate) timeout: Arc<Fault>,
+    /// `requeue`: requests given back to be issued again.
+    pub(crate) requeue: Arc<Fault>,
+    /// `init_hctx`: hardware queue set-ups that fail.
+    pub(crate) init_hctx: Arc<Fault>,
+}
+
+impl DeviceFaults {
+    /// The fault points of device `name` with `config`.
+    pub(crate) fn new(config: &DeviceConfig, name: &CStr) -> Result<Self> {
+        Ok(Self {
+            timeout: Arc::new(Fault::new(config.timeout_inject, seed(name, 1)), GFP_KERNEL)?,
+            requeue: Arc::new(Fault::new(config.requeue_inject, seed(name, 2)), GFP_KERNEL)?,
+            init_hctx: Arc::new(Fault::new(config.init_hctx_inject, seed(name, 3)), GFP_KERNEL)?,
         })
     }
 }
@@ -168,16 +185,21 @@ pub(crate) struct NullDevice {
 impl NullDevice {
     /// Create disk `name` (e.g. `rnullb0`, or a configfs directory's name)
     /// with `config` and add it to the system, its debugfs directory in
-    /// `shared`'s and, with `shared_tags`, on `shared`'s tag set. Requests
-    /// that meet a range of `badblocks` (a configfs disk's) fail. Dropping
-    /// the device removes the disk.
+    /// `shared`'s and, with `shared_tags`, on `shared`'s tag set. A configfs
+    /// disk gives its directory's fault points and bad blocks (`dir`); a
+    /// load-time disk gets fault points of its own from `config`. Requests
+    /// that meet a bad range fail. Dropping the device removes the disk.
     pub(crate) fn new(
         name: core::fmt::Arguments<'_>,
         config: &DeviceConfig,
         shared: &Shared,
-        badblocks: Option<Arc<BadSectors>>,
+        dir: Option<(&DeviceFaults, &Arc<BadSectors>)>,
     ) -> Result<Self> {
         let name = CString::try_from_fmt(name)?;
+        let (faults, badblocks) = match dir {
+            Some((faults, badblocks)) => (faults.clone(), Some(badblocks.clone())),
+            None => (DeviceFaults::new(config, &name)?, None),
+        };
         let stats = Arc::new(Stats::default(), GFP_KERNEL)?;
         let store = if config.memory_backed {
             Some(Arc::pin_init(Store::new(), GFP_KERNEL)?)
@@ -261,9 +283,7 @@ impl NullDevice {
                         stats: stats.clone(),
                         store: store.clone(),
                         poll_lists,
-                        init_hctx_inject: shared.init_hctx_inject.clone(),
-                        timeout_inject: Fault::new(config.timeout_inject, seed(&name, 1)),
-                        requeue_inject: Fault::new(config.requeue_inject, seed(&name, 2)),
+                        faults,
                         requeue_selection: AtomicU32::new(0),
                         zones: zones.clone(),
                         badblocks,
@@ -386,12 +406,8 @@ pub(crate) struct QueueData {
     /// The requests of the poll queues, a list per hardware queue index
     /// (the poll queues follow the default ones; their numbers may change).
     poll_lists: KVec<Pin<KBox<PollList>>>,
-    /// `init_hctx`: the module's, shared by every device.
-    init_hctx_inject: Arc<Fault>,
-    /// `timeout`: requests dropped, to time out.
-    timeout_inject: Fault,
-    /// `requeue`: requests given back to be issued again.
-    requeue_inject: Fault,
+    /// `timeout`, `requeue` and `init_hctx` fault injection.
+    faults: DeviceFaults,
     /// Alternates injected requeues between the two ways, as C null_blk.
     requeue_selection: AtomicU32,
     /// `zoned=1`: the zones.
@@ -488,7 +504,7 @@ impl Operations for NullQueue {
         rq: ARef<mq::Request<Self>>,
         _is_last: bool,
     ) -> Result<(), Refused<Self>> {
-        if queue_data.requeue_inject.should_fail() {
+        if queue_data.faults.requeue.should_fail() {
             Stats::inc(&queue_data.stats.requeued);
             // As C null_blk: alternate between the block layer's busy path
             // and a requeue by the driver.
@@ -518,7 +534,7 @@ impl Operations for NullQueue {
         let hw_queue = rq.hw_queue();
         // As C null_blk: a request picked to time out is dropped, unless
         // polled; `timeout` below ends it when the block layer says so.
-        if hw_queue.kind() != HwQueueKind::Poll && queue_data.timeout_inject.should_fail() {
+        if hw_queue.kind() != HwQueueKind::Poll && queue_data.faults.timeout.should_fail() {
             rq.data_ref().set_dropped(true);
             return Ok(());
         }
@@ -599,7 +615,7 @@ impl Operations for NullQueue {
 
     fn init_hctx(queue_data: &QueueData, _hctx_idx: u32) -> Result {
         // As C null_blk's `null_init_hctx()`.
-        if queue_data.init_hctx_inject.should_fail() {
+        if queue_data.faults.init_hctx.should_fail() {
             return Err(EFAULT);
         }
         Ok(())

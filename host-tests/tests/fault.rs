@@ -70,3 +70,24 @@ fn probability_is_about_right() {
         assert!((n as i64 - (p * 1000) as i64).abs() < 1500, "p={p}: {n}");
     }
 }
+
+#[test]
+fn settings_change_at_runtime() {
+    let f = Fault::new(FaultConfig::default(), 1);
+    assert!(!f.should_fail());
+    f.set_probability(100);
+    f.set_times(2);
+    assert!(f.should_fail());
+    assert!(f.should_fail());
+    assert!(!f.should_fail()); // times used up
+    assert_eq!(f.times(), 0);
+    f.set_times(-1);
+    f.set_interval(3);
+    let fails: Vec<bool> = (0..6).map(|_| f.should_fail()).collect();
+    assert_eq!(fails, [false, false, true, false, false, true]);
+    f.set_space(3);
+    assert!(!f.should_fail() && !f.should_fail());
+    assert_eq!((f.probability(), f.interval(), f.space()), (100, 3, 1));
+    f.set_verbose(2);
+    assert_eq!(f.verbose(), 2);
+}

@@ -332,6 +332,57 @@ else
 fi
 dmesg_clean "badblocks"
 
+# --- fault injection directories: timeout_inject/, requeue_inject/, init_hctx_fault_inject/
+if insmod "$KO" nr_devices=0 requeue=1,100,0,7; then
+    F=$CFS/fi
+    mkdir "$F"
+    check "fi: timeout_inject/, requeue_inject/ and init_hctx_fault_inject/, as C null_blk's" \
+        test -d "$F/timeout_inject" -a -d "$F/requeue_inject" -a -d "$F/init_hctx_fault_inject"
+    expect_eq "fi: the fault attributes" "$(ls "$F/requeue_inject" | tr '\n' ' ')" \
+        "interval probability space times verbose "
+    fattrs() { (cd "$F/$1" && cat probability interval space times verbose | tr '\n' ' '); }
+    expect_eq "requeue_inject/ starts as the module's requeue=1,100,0,7" "$(fattrs requeue_inject)" "100 1 0 7 2 "
+    expect_eq "timeout_inject/ starts as C's default (probability 0)" "$(fattrs timeout_inject)" "0 1 0 1 2 "
+    echo 20 > "$F/requeue_inject/times"
+    expect_set fi memory_backed 1
+    expect_set fi size 64
+    check "fi: power=1" set_attr fi power 1
+    if fio_json --name=rq --filename=/dev/fi --direct=1 --rw=randwrite --bs=4k --size=4M \
+            --ioengine=io_uring --iodepth=8 --verify=crc32c --do_verify=1 --verify_fatal=1 \
+            --verify_state_save=0; then
+        expect_eq "requeue_inject/times=20: 4 MiB written, read back and verified" \
+            "$(fio_field read.io_bytes)" $((4 << 20))
+    else
+        not_ok "requeue_inject/times=20: write and verify"
+    fi
+    expect_eq "... exactly 20 requests requeued" "$(cat /sys/kernel/debug/rnull_split/fi/requeued)" 20
+    expect_eq "... requeue_inject/times counted down to 0" "$(cat "$F/requeue_inject/times")" 0
+    # set on the powered disk: the next request times out
+    echo 1 > "$F/timeout_inject/times"; echo 100 > "$F/timeout_inject/probability"
+    t0=$(date +%s)
+    check "timeout_inject/probability=100 times=1 on the powered disk: a read fails" \
+        bash -c "! dd if=/dev/fi of=/dev/null bs=4k count=1 iflag=direct status=none 2>/dev/null"
+    check "... after the 5 s request timeout" test $(( $(date +%s) - t0 )) -ge 4
+    expect_eq "... ended by the timeout handler" "$(cat /sys/kernel/debug/rnull_split/fi/timed_out)" 1
+    check "... and the next read succeeds (times=1)" \
+        dd if=/dev/fi of=/dev/null bs=4k count=1 iflag=direct status=none
+    dmesg -C
+    check "timeout_inject/probability=abc is refused" \
+        bash -c "! echo abc > $F/timeout_inject/probability 2>/dev/null"
+    check "... with a message naming it" \
+        bash -c "dmesg | grep -q 'rnull_split: fi/timeout_inject: invalid probability'"
+    check "timeout_inject/interval=-1 is refused" \
+        bash -c "! echo -1 > $F/timeout_inject/interval 2>/dev/null"
+    check "timeout_inject/times=-1 (no limit) is taken" sh -c "echo -1 > $F/timeout_inject/times"
+    expect_eq "... and reads back" "$(cat "$F/timeout_inject/times")" -1
+    check "fi: power=0" set_attr fi power 0
+    check "rmdir removes the directory and its fault directories" rmdir "$F"
+    check "fault directories: rmmod" unload
+else
+    not_ok "insmod nr_devices=0 requeue=1,100,0,7"
+fi
+dmesg_clean "fault injection directories"
+
 # --- bad values: EINVAL, a message naming the attribute, value unchanged -------------
 if insmod "$KO" nr_devices=0; then
     mkdir "$CFS/bad"
