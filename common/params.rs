@@ -130,6 +130,11 @@ pub struct RawParams<'a> {
     pub init_hctx: &'a [u8],
     /// `mbps`: bandwidth limit in MiB/s, 0 for none.
     pub mbps: u32,
+    /// `cache_size`: write-back cache in MiB, 0 for none (needs
+    /// `memory_backed`).
+    pub cache_size: u64,
+    /// `fua`: with a cache, writes may ask for FUA.
+    pub fua: bool,
     /// `zoned`: a zoned device, with the `zone_*` parameters.
     pub zoned: bool,
     /// `zone_size` (MiB), `zone_capacity` (MiB), `zone_nr_conv`,
@@ -163,6 +168,8 @@ impl Default for RawParams<'_> {
             requeue: b"",
             init_hctx: b"",
             mbps: 0,
+            cache_size: 0,
+            fua: true,
             zoned: false,
             zone: ZonedConfig::default(),
         }
@@ -215,6 +222,10 @@ pub struct DeviceConfig {
     pub init_hctx_inject: FaultConfig,
     /// Bandwidth limit in MiB/s, 0 for none (blk-mq).
     pub mbps: u32,
+    /// Write-back cache in MiB, 0 for none (blk-mq, memory-backed).
+    pub cache_size_mb: u64,
+    /// With a cache, writes may ask for forced unit access.
+    pub fua: bool,
     /// A request that meets a bad range clears it (configfs
     /// `badblocks_once`).
     pub badblocks_once: bool,
@@ -420,6 +431,18 @@ pub fn validate_split_clone(s: &[u8]) -> Result<SplitClone, ParamError> {
     })
 }
 
+/// Validate `cache_size` (MiB, 0 for no cache).
+pub fn validate_cache_size(mb: u64) -> Result<u64, ParamError> {
+    if mb > MAX_SIZE_MB {
+        return Err(ParamError {
+            name: "cache_size",
+            value: Value::UInt(mb),
+            expected: "from 0 (no cache) to 1073741824 (MiB)",
+        });
+    }
+    Ok(mb)
+}
+
 /// Validate `mbps` (MiB/s, 0 for no limit).
 pub fn validate_mbps(mbps: i64) -> Result<u32, ParamError> {
     let v = in_range(
@@ -574,6 +597,8 @@ impl RawParams<'_> {
             requeue_inject: validate_fault("requeue", self.requeue)?,
             init_hctx_inject: validate_fault("init_hctx", self.init_hctx)?,
             mbps: validate_mbps(self.mbps.into())?,
+            cache_size_mb: validate_cache_size(self.cache_size)?,
+            fua: self.fua,
             // configfs attributes only, as in C null_blk
             badblocks_once: false,
             badblocks_partial_io: false,
@@ -582,6 +607,7 @@ impl RawParams<'_> {
         };
         config.validate_zoned()?;
         config.validate_mbps_mode()?;
+        config.validate_cache()?;
         Ok((config, nr_devices))
     }
 }
@@ -646,9 +672,31 @@ impl DeviceConfig {
         validate_completion_nsec(self.completion_nsec)?;
         validate_discard(self.discard, self.memory_backed)?;
         validate_mbps(self.mbps.into())?;
+        validate_cache_size(self.cache_size_mb)?;
         self.validate_zoned()?;
         self.validate_mbps_mode()?;
+        self.validate_cache()?;
         Ok(())
+    }
+
+    /// A cache needs a memory-backed blk-mq device (C null_blk drops it on
+    /// other devices; we refuse).
+    pub fn validate_cache(&self) -> Result<(), ParamError> {
+        if self.cache_size_mb == 0 {
+            return Ok(());
+        }
+        let expected = if !self.memory_backed {
+            "0 unless memory_backed=1"
+        } else if self.queue_mode != QueueMode::Mq {
+            "0 unless queue_mode=2"
+        } else {
+            return Ok(());
+        };
+        Err(ParamError {
+            name: "cache_size",
+            value: Value::UInt(self.cache_size_mb),
+            expected,
+        })
     }
 
     /// `mbps` needs blk-mq (C null_blk throttles in `queue_rq` only).

@@ -97,6 +97,8 @@ pub(crate) fn from_module_params() -> Result<(DeviceConfig, u32)> {
         requeue: requeue.as_bytes(),
         init_hctx: init_hctx.as_bytes(),
         mbps: p::mbps.value(),
+        cache_size: p::cache_size.value(),
+        fua: p::fua.value(),
         zoned: p::zoned.value(),
         zone: ZonedConfig {
             zone_size_mb: p::zone_size.value(),

@@ -318,6 +318,8 @@ device_attributes! {
     28 zone_readonly ZoneReadonly write_only,
     29 zone_offline ZoneOffline write_only,
     30 mbps Mbps,
+    31 cache_size CacheSize,
+    32 fua Fua,
 }
 
 impl Attr {
@@ -357,6 +359,8 @@ impl Attr {
             Self::BadblocksOnce => writeln!(out, "{}", u8::from(c.badblocks_once)),
             Self::BadblocksPartialIo => writeln!(out, "{}", u8::from(c.badblocks_partial_io)),
             Self::Mbps => writeln!(out, "{}", c.mbps),
+            Self::CacheSize => writeln!(out, "{}", c.cache_size_mb),
+            Self::Fua => writeln!(out, "{}", u8::from(c.fua)),
             // Write-only: configfs never asks.
             Self::ZoneReadonly | Self::ZoneOffline => Ok(()),
         }
@@ -445,6 +449,12 @@ impl Attr {
                 let v: u32 = parse(dir, self, text)?;
                 c.mbps = checked(dir, params::validate_mbps(v.into()))?;
             }
+            // Against memory_backed and queue_mode at power=1.
+            Self::CacheSize => {
+                c.cache_size_mb =
+                    checked(dir, params::validate_cache_size(parse(dir, self, text)?))?
+            }
+            Self::Fua => c.fua = parse_bool(dir, self, text)?,
             Self::ZoneReadonly | Self::ZoneOffline => {
                 let cond = if self == Self::ZoneReadonly {
                     Cond::ReadOnly

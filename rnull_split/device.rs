@@ -85,7 +85,10 @@ impl DeviceFaults {
         Ok(Self {
             timeout: Arc::new(Fault::new(config.timeout_inject, seed(name, 1)), GFP_KERNEL)?,
             requeue: Arc::new(Fault::new(config.requeue_inject, seed(name, 2)), GFP_KERNEL)?,
-            init_hctx: Arc::new(Fault::new(config.init_hctx_inject, seed(name, 3)), GFP_KERNEL)?,
+            init_hctx: Arc::new(
+                Fault::new(config.init_hctx_inject, seed(name, 3)),
+                GFP_KERNEL,
+            )?,
         })
     }
 }
@@ -202,7 +205,13 @@ impl NullDevice {
         };
         let stats = Arc::new(Stats::default(), GFP_KERNEL)?;
         let store = if config.memory_backed {
-            Some(Arc::pin_init(Store::new(), GFP_KERNEL)?)
+            // `cache_size` MiB of 4 KiB cache pages
+            let cache_pages =
+                usize::try_from(config.cache_size_mb.saturating_mul(256)).map_err(|_| EINVAL)?;
+            Some(Arc::pin_init(
+                Store::new(cache_pages, stats.clone()),
+                GFP_KERNEL,
+            )?)
         } else {
             None
         };
@@ -218,6 +227,9 @@ impl NullDevice {
             .rq_timeout(5000)
             // C null_blk's discard limit (`UINT_MAX >> 9`).
             .max_hw_discard_sectors(if config.discard { u32::MAX >> 9 } else { 0 })
+            // C null_blk's `cache_size` and `fua`: a volatile write cache.
+            .write_cache(config.cache_size_mb > 0)
+            .fua(config.fua)
             .rotational(false);
         let badblocks = badblocks.map(|list| {
             BadBlockCheck::new(
@@ -558,6 +570,9 @@ impl Operations for NullQueue {
         }
         Stats::inc(&queue_data.stats.requests);
         Stats::add(&queue_data.stats.bytes, rq.bytes().into());
+        if rq.command() == mq::Command::Flush {
+            Stats::inc(&queue_data.stats.flushes);
+        }
         // As C null_blk: a polled request is done when its queue is polled,
         // whatever `irqmode` says.
         if hw_queue.kind() == HwQueueKind::Poll {

@@ -179,6 +179,14 @@ macro_rules! null_module {
                     default: FaultArg::EMPTY,
                     description: "Fault injection. requeue=<interval>,<probability>,<space>,<times>",
                 },
+                cache_size: u64 {
+                    default: 0,
+                    description: "Cache size in MiB for memory-backed device. Default: 0 (none)",
+                },
+                fua: bool {
+                    default: true,
+                    description: "Enable/disable FUA support when cache_size is used. Default: true",
+                },
                 mbps: u32 {
                     default: 0,
                     description: "Limit maximum bandwidth (in MiB/s). Default: 0 (no limit)",

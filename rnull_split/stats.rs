@@ -29,6 +29,11 @@ pub(crate) struct Stats {
     pub(crate) timed_out: AtomicU64,
     /// Requests handed back to wait for bandwidth (`mbps`).
     pub(crate) throttled: AtomicU64,
+    /// Flush requests served (`cache_size`: the cache went to the store).
+    pub(crate) flushes: AtomicU64,
+    /// Cache pages written back to the store (`cache_size`): to make room,
+    /// or by a flush.
+    pub(crate) cache_writebacks: AtomicU64,
 }
 
 impl Stats {
@@ -45,7 +50,7 @@ impl Stats {
     }
 
     /// Every counter with its debugfs file name.
-    pub(crate) fn named(&self) -> [(&'static kernel::str::CStr, &AtomicU64); 10] {
+    pub(crate) fn named(&self) -> [(&'static kernel::str::CStr, &AtomicU64); 12] {
         [
             (c"bios", &self.bios),
             (c"splits", &self.splits),
@@ -57,6 +62,8 @@ impl Stats {
             (c"requeued", &self.requeued),
             (c"timed_out", &self.timed_out),
             (c"throttled", &self.throttled),
+            (c"flushes", &self.flushes),
+            (c"cache_writebacks", &self.cache_writebacks),
         ]
     }
 }

@@ -266,6 +266,49 @@ else
 fi
 dmesg_clean "mbps"
 
+# --- cache_size: a write-back cache in front of the memory, as C null_blk's -----
+if insmod "$KO" memory_backed=1 cache_size=1 gb=1; then
+    expect_eq "cache_size=1: queue/write_cache write back" "$(sysblk rnullb0 queue/write_cache)" "write back"
+    expect_eq "... queue/fua 1 (fua=1 by default)" "$(sysblk rnullb0 queue/fua)" 1
+    head -c 4M /dev/urandom > /tmp/cpat
+    dd if=/tmp/cpat of=/dev/rnullb0 bs=64k oflag=direct status=none
+    wb=$(dstat cache_writebacks)
+    check "... 4 MiB written through a 1 MiB cache: at least 768 pages written back ($wb)" test "$wb" -ge 768
+    dd if=/dev/rnullb0 of=/tmp/cgot bs=64k count=64 iflag=direct status=none
+    check "... and all 4 MiB read back (cache and store)" cmp /tmp/cpat /tmp/cgot
+    f0=$(dstat flushes)
+    check "an fsync of the disk" dd if=/tmp/cpat of=/dev/rnullb0 bs=64k count=1 seek=100 oflag=direct conv=fsync status=none
+    check "... reaches the driver as a flush" test "$(dstat flushes)" -gt "$f0"
+    check "... which writes the whole cache back" test "$(dstat cache_writebacks)" -ge $((wb + 16))
+    dd if=/dev/rnullb0 of=/tmp/cgot bs=64k count=64 iflag=direct status=none
+    check "... and the data reads back the same" cmp /tmp/cpat /tmp/cgot
+    if fio_json --name=fua --filename=/dev/rnullb0 --direct=1 --rw=randwrite --bs=4k --size=8M \
+            --ioengine=io_uring --iodepth=8 --fsync=7 --verify=crc32c --do_verify=1 \
+            --verify_fatal=1 --verify_state_save=0; then
+        expect_eq "fio random writes with fsyncs over the cache, verified" "$(fio_field read.io_bytes)" $((8 << 20))
+    else
+        not_ok "fio random writes with fsyncs over the cache"
+    fi
+    check "cache_size: rmmod" unload
+else
+    not_ok "insmod memory_backed=1 cache_size=1"
+fi
+if insmod "$KO" memory_backed=1 cache_size=1 fua=0 gb=1; then
+    expect_eq "fua=0: queue/fua 0" "$(sysblk rnullb0 queue/fua)" 0
+    check "fua=0: rmmod" unload
+else
+    not_ok "insmod memory_backed=1 cache_size=1 fua=0"
+fi
+if insmod "$KO" memory_backed=1 gb=1; then
+    expect_eq "no cache_size: queue/write_cache write through" "$(sysblk rnullb0 queue/write_cache)" "write through"
+    dd if=/dev/zero of=/dev/rnullb0 bs=64k count=1 oflag=direct conv=fsync status=none
+    expect_eq "... an fsync sends no flush to the driver" "$(dstat flushes)" 0
+    check "rmmod" unload
+else
+    not_ok "insmod memory_backed=1 gb=1"
+fi
+dmesg_clean "cache_size"
+
 # --- zoned=1: a host-managed zoned disk, as C null_blk's ------------------------
 zsec=$((64 << 11))     # zone_size=64 MiB in sectors
 if insmod "$KO" zoned=1 gb=1 zone_size=64 zone_nr_conv=2 zone_max_open=4 memory_backed=1; then
@@ -443,6 +486,8 @@ refuse zoned "invalid zoned=1: must be 0 unless queue_mode=2" zoned=1 queue_mode
 refuse init_hctx "invalid init_hctx: must be <interval>" init_hctx=1,2
 refuse mbps "invalid mbps=40961: must be from 0 (no limit) to 40960" mbps=40961
 refuse mbps "invalid mbps=10: must be 0 unless queue_mode=2" mbps=10 queue_mode=0
+refuse cache_size "invalid cache_size=1: must be 0 unless memory_backed=1" cache_size=1
+refuse cache_size "invalid cache_size=1: must be 0 unless queue_mode=2" cache_size=1 memory_backed=1 queue_mode=0
 refuse zone_nr_conv "invalid zone_nr_conv=4" zoned=1 gb=1 zone_nr_conv=4
 refuse hw_queue_depth "invalid hw_queue_depth=0" hw_queue_depth=0
 refuse hw_queue_depth "invalid hw_queue_depth=10241" hw_queue_depth=10241

@@ -62,11 +62,11 @@ if insmod "$KO" nr_devices=0 gb=2 bs=4096 hw_queue_depth=32 split_clone=deep irq
     check "nr_devices=0 creates no disk" bash -c '! ls /sys/block | grep -q rnullb'
     check "$CFS exists" test -d "$CFS"
     expect_eq "features lists the attributes, like null_blk's" "$(cat "$CFS/features")" \
-        "size,blocksize,max_sectors,queue_mode,irqmode,completion_nsec,memory_backed,discard,submit_queues,hw_queue_depth,split_clone,power,poll_queues,blocking,shared_tags,shared_tag_bitmap,no_sched,zoned,zone_size,zone_capacity,zone_nr_conv,zone_max_open,zone_max_active,zone_append_max_sectors,zone_full,badblocks,badblocks_once,badblocks_partial_io,zone_readonly,zone_offline,mbps"
+        "size,blocksize,max_sectors,queue_mode,irqmode,completion_nsec,memory_backed,discard,submit_queues,hw_queue_depth,split_clone,power,poll_queues,blocking,shared_tags,shared_tag_bitmap,no_sched,zoned,zone_size,zone_capacity,zone_nr_conv,zone_max_open,zone_max_active,zone_append_max_sectors,zone_full,badblocks,badblocks_once,badblocks_partial_io,zone_readonly,zone_offline,mbps,cache_size,fua"
     check "mkdir $CFS/cfg0" mkdir "$CFS/cfg0"
     expect_eq "attribute files and fault directories are null_blk's (+ split_clone)" \
         "$(ls "$CFS/cfg0" | sort | tr '\n' ' ')" \
-        "badblocks badblocks_once badblocks_partial_io blocking blocksize completion_nsec discard hw_queue_depth init_hctx_fault_inject irqmode max_sectors mbps memory_backed no_sched poll_queues power queue_mode requeue_inject shared_tag_bitmap shared_tags size split_clone submit_queues timeout_inject zone_append_max_sectors zone_capacity zone_full zone_max_active zone_max_open zone_nr_conv zone_offline zone_readonly zone_size zoned "
+        "badblocks badblocks_once badblocks_partial_io blocking blocksize cache_size completion_nsec discard fua hw_queue_depth init_hctx_fault_inject irqmode max_sectors mbps memory_backed no_sched poll_queues power queue_mode requeue_inject shared_tag_bitmap shared_tags size split_clone submit_queues timeout_inject zone_append_max_sectors zone_capacity zone_full zone_max_active zone_max_open zone_nr_conv zone_offline zone_readonly zone_size zoned "
     expect_eq "default size from gb=2: 2048 MiB" "$(get cfg0 size)" 2048
     expect_eq "default blocksize from bs" "$(get cfg0 blocksize)" 4096
     expect_eq "default hw_queue_depth from the parameter" "$(get cfg0 hw_queue_depth)" 32
@@ -422,7 +422,7 @@ if insmod "$KO" nr_devices=0; then
             submit_queues poll_queues hw_queue_depth memory_backed discard power \
             blocking shared_tags shared_tag_bitmap no_sched zoned zone_size zone_capacity \
             zone_nr_conv zone_max_open zone_max_active zone_append_max_sectors zone_full \
-            mbps badblocks_once badblocks_partial_io; do
+            mbps badblocks_once badblocks_partial_io cache_size fua; do
         for v in -1 abc "" 1x 99999999999999999999; do
             expect_refused bad "$attr" "$v" "$EINVAL" "invalid $attr"; nbad=$((nbad + 1))
         done
@@ -433,7 +433,7 @@ if insmod "$KO" nr_devices=0; then
     for v in "" -1 1 "fast deep"; do
         expect_refused bad split_clone "$v" "$EINVAL" "invalid split_clone"; nbad=$((nbad + 1))
     done
-    diag "$nbad malformed values refused over all 28 value attributes"
+    diag "$nbad malformed values refused over all 30 value attributes"
 
     # rules between attributes are checked at power=1
     set_attr bad blocksize 4096; set_attr bad max_sectors 12
