@@ -390,6 +390,8 @@ pub struct Params {
     pub sg_prealloc: u32,
     /// `seg_max`: cap on data segments per request, 0 = the device's `seg_max`.
     pub seg_max: u32,
+    /// `poll_queues`: virtqueues for polled I/O, taken from the queues used.
+    pub poll_queues: u32,
 }
 
 /// A refused parameter: its name, the value given and the accepted range
@@ -412,13 +414,15 @@ pub struct ParamError {
 /// `num_request_queues` is range-checked the same way); `queue_depth` may
 /// not exceed [`MAX_QUEUE_DEPTH`] (the block layer would silently clamp it);
 /// `sg_prealloc` is 0 or 1; `seg_max` is 0 or at most what a virtqueue can
-/// take. Nothing is clamped: a bad value fails `insmod`.
+/// take; `poll_queues` may not exceed the CPU count. Nothing is clamped: a
+/// bad value fails `insmod`.
 pub fn check_params(p: &Params, nr_cpu_ids: u32) -> Result<(), ParamError> {
     let checks = [
         ("num_queues", p.num_queues, 0, nr_cpu_ids),
         ("queue_depth", p.queue_depth, 0, MAX_QUEUE_DEPTH),
         ("sg_prealloc", p.sg_prealloc, 0, 1),
         ("seg_max", p.seg_max, 0, MAX_SG_ELEMS - 2),
+        ("poll_queues", p.poll_queues, 0, nr_cpu_ids),
     ];
     for (name, value, min, max) in checks {
         if value < min || value > max {
@@ -461,6 +465,14 @@ pub fn num_vqs(dev_num_queues: Option<u16>, param: u32, nr_cpu_ids: u32) -> Resu
         param.min(nr_cpu_ids)
     };
     Ok(n.min(cap).max(1))
+}
+
+/// Of `num_vqs` virtqueues, how many serve polled I/O (C `virtio_blk`:
+/// `min(poll_queues, num_vqs - 1)`, so that one queue with interrupts
+/// remains; it depends on the device, so it is adjusted at probe, as in C,
+/// and logged with the queue counts).
+pub fn poll_vqs(num_vqs: u32, poll_queues: u32) -> u32 {
+    poll_queues.min(num_vqs.saturating_sub(1))
 }
 
 /// Queue depth: the `queue_depth` parameter if set, else fill the ring

@@ -1,53 +1,83 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Thin wrappers over the blk-mq and scatterlist calls the driver needs.
+//! Thin wrappers over the blk-mq calls the driver needs.
 //!
 //! The driver was written against 6.12, whose `kernel::block::mq`
 //! abstraction had no per-request driver data and no queue data, which the
 //! virtio frontend needs (the request header and the inline scatterlist live
 //! in the request), so it uses the C tag set directly; the raw calls are
-//! gathered here. (Moving onto 7.3's `kernel::block::mq` is a separate step.)
+//! gathered here. (Moving onto 7.3's `kernel::block::mq` is the next step;
+//! virtio and scatterlists already go through `kernel::virtio` and
+//! `kernel::scatterlist`.)
 
 use crate::sg_plan::{self, Op};
-use core::{alloc::Layout, ffi::c_void, ptr::NonNull};
-use kernel::{
-    alloc::{allocator::Kmalloc, Allocator, NumaNode},
-    bindings,
-    prelude::*,
-};
+use core::{ffi::c_void, ptr::NonNull};
+use kernel::{bindings, prelude::*, types::ForeignOwnable};
 
 /// `blk_status_t`.
 pub(crate) type BlkStatus = bindings::blk_status_t;
 /// `BLK_STS_OK`.
-pub(crate) const BLK_STS_OK: BlkStatus = 0;
-/// `BLK_STS_NOTSUPP`.
-pub(crate) const BLK_STS_NOTSUPP: BlkStatus = 1;
+pub(crate) const BLK_STS_OK: BlkStatus = bindings::BLK_STS_OK as BlkStatus;
 /// `BLK_STS_RESOURCE`.
-pub(crate) const BLK_STS_RESOURCE: BlkStatus = 9;
-/// `BLK_STS_IOERR`.
-pub(crate) const BLK_STS_IOERR: BlkStatus = 10;
+pub(crate) const BLK_STS_RESOURCE: BlkStatus = bindings::BLK_STS_RESOURCE;
 /// `BLK_STS_DEV_RESOURCE`.
-pub(crate) const BLK_STS_DEV_RESOURCE: BlkStatus = 13;
+pub(crate) const BLK_STS_DEV_RESOURCE: BlkStatus = bindings::BLK_STS_DEV_RESOURCE;
+
+/// The block status for an error (`errno_to_blk_status()`: `EOPNOTSUPP` is
+/// `BLK_STS_NOTSUPP`, `EIO` is `BLK_STS_IOERR`, ...).
+pub(crate) fn errno_status(e: Error) -> BlkStatus {
+    // SAFETY: a pure mapping of the value.
+    unsafe { bindings::errno_to_blk_status(e.to_errno()) }
+}
 
 /// The block status for a device status byte.
 pub(crate) fn status_to_blk(s: sg_plan::Status) -> BlkStatus {
     match s {
         sg_plan::Status::Ok => BLK_STS_OK,
-        sg_plan::Status::NotSupported => BLK_STS_NOTSUPP,
-        sg_plan::Status::IoErr => BLK_STS_IOERR,
+        sg_plan::Status::NotSupported => errno_status(EOPNOTSUPP),
+        sg_plan::Status::IoErr => errno_status(EIO),
     }
 }
 
 /// A request owned by the driver: between `queue_rq` accepting it and
 /// `blk_mq_end_request`.
 ///
+/// It is not `Copy`: handing it on (to the virtqueue as a buffer's token,
+/// to [`Request::complete`], [`Request::end`] or [`Request::requeue`])
+/// moves the ownership, so it cannot be ended twice. Dropping it gives up
+/// the driver's claim without ending it (blk-mq or another owner does).
+///
 /// # Invariants
 ///
-/// `self.0` is a live request of a tag set whose `cmd_size` covers `T`, and
-/// the driver owns it (it was handed to `queue_rq`, to `complete`, or
-/// allocated by the driver).
-#[derive(Clone, Copy)]
+/// `self.0` is a live request of a tag set whose `cmd_size` covers the
+/// driver's `VirtblkReq`, and the driver owns it (it was handed to
+/// `queue_rq`, to `complete`, or allocated by the driver).
 pub(crate) struct Request(NonNull<bindings::request>);
+
+// SAFETY: a request may be completed and ended on any CPU.
+unsafe impl Send for Request {}
+
+// SAFETY: the token of a virtqueue buffer is the request pointer itself.
+unsafe impl ForeignOwnable for Request {
+    const FOREIGN_ALIGN: usize = core::mem::align_of::<bindings::request>();
+    type Borrowed<'a> = ();
+    type BorrowedMut<'a> = ();
+
+    fn into_foreign(self) -> *mut c_void {
+        self.0.as_ptr().cast()
+    }
+
+    unsafe fn from_foreign(ptr: *mut c_void) -> Self {
+        // INVARIANT: `ptr` came from `into_foreign` of an owned request
+        // (the caller's contract), whose ownership comes back.
+        // SAFETY: `into_foreign` returns non-null pointers.
+        Self(unsafe { NonNull::new_unchecked(ptr.cast()) })
+    }
+
+    unsafe fn borrow<'a>(_: *mut c_void) -> Self::Borrowed<'a> {}
+
+    unsafe fn borrow_mut<'a>(_: *mut c_void) -> Self::BorrowedMut<'a> {}
+}
 
 impl Request {
     /// Wraps a request handed to the driver.
@@ -60,35 +90,25 @@ impl Request {
         Self(unsafe { NonNull::new_unchecked(ptr) })
     }
 
-    /// The request whose PDU is `pdu` (`blk_mq_rq_from_pdu`).
-    ///
-    /// # Safety
-    ///
-    /// `pdu` was returned by [`Request::pdu`] of a request the driver owns.
-    pub(crate) unsafe fn from_pdu(pdu: *mut c_void) -> Self {
-        // SAFETY: the PDU sits right behind its request.
-        unsafe { Self::from_raw(bindings::blk_mq_rq_from_pdu(pdu)) }
-    }
-
     /// The raw pointer.
-    pub(crate) fn as_ptr(self) -> *mut bindings::request {
+    pub(crate) fn as_ptr(&self) -> *mut bindings::request {
         self.0.as_ptr()
     }
 
     /// The per-request driver data (`blk_mq_rq_to_pdu`).
-    pub(crate) fn pdu<T>(self) -> *mut T {
+    pub(crate) fn pdu<T>(&self) -> *mut T {
         // SAFETY: live request (type invariant).
         unsafe { bindings::blk_mq_rq_to_pdu(self.as_ptr()).cast() }
     }
 
     /// `req->q`.
-    pub(crate) fn queue(self) -> *mut bindings::request_queue {
+    pub(crate) fn queue(&self) -> *mut bindings::request_queue {
         // SAFETY: live request (type invariant).
         unsafe { (*self.as_ptr()).q }
     }
 
     /// The operation, as the pure logic knows it.
-    pub(crate) fn op(self) -> Op {
+    pub(crate) fn op(&self) -> Op {
         // SAFETY: live request (type invariant).
         let op = unsafe { bindings::req_op(self.as_ptr()) };
         match op {
@@ -109,38 +129,38 @@ impl Request {
     }
 
     /// `blk_rq_pos()`: start sector.
-    pub(crate) fn pos(self) -> u64 {
+    pub(crate) fn pos(&self) -> u64 {
         // SAFETY: live request (type invariant).
         unsafe { bindings::blk_rq_pos(self.as_ptr()) }
     }
 
     /// `blk_rq_bytes()`.
-    pub(crate) fn bytes(self) -> u32 {
+    pub(crate) fn bytes(&self) -> u32 {
         // SAFETY: live request (type invariant).
         unsafe { bindings::blk_rq_bytes(self.as_ptr()) }
     }
 
     /// `blk_rq_nr_phys_segments()`.
-    pub(crate) fn nr_phys_segments(self) -> u32 {
+    pub(crate) fn nr_phys_segments(&self) -> u32 {
         // SAFETY: live request (type invariant).
         unsafe { bindings::blk_rq_nr_phys_segments(self.as_ptr()) as u32 }
     }
 
     /// `blk_rq_nr_discard_segments()`.
-    pub(crate) fn nr_discard_segments(self) -> u32 {
+    pub(crate) fn nr_discard_segments(&self) -> u32 {
         // SAFETY: live request (type invariant).
         unsafe { bindings::blk_rq_nr_discard_segments(self.as_ptr()) as u32 }
     }
 
     /// `queue_max_discard_segments(req->q)`.
-    pub(crate) fn max_discard_segments(self) -> u32 {
+    pub(crate) fn max_discard_segments(&self) -> u32 {
         // SAFETY: a live request's queue is live.
         unsafe { (*self.queue()).limits.max_discard_segments as u32 }
     }
 
     /// Calls `f(sector, bytes)` for every bio of the request
     /// (`__rq_for_each_bio`).
-    pub(crate) fn for_each_bio(self, mut f: impl FnMut(u64, u32)) {
+    pub(crate) fn for_each_bio(&self, mut f: impl FnMut(u64, u32)) {
         // SAFETY: live request; its bio chain is stable while we own it.
         let mut bio = unsafe { (*self.as_ptr()).bio };
         while !bio.is_null() {
@@ -157,13 +177,15 @@ impl Request {
         }
     }
 
-    /// Attaches a kmalloc'ed payload (`bvec_set_virt(&req->special_vec, ..)`
-    /// plus `RQF_SPECIAL_PAYLOAD`); freed by [`Request::take_special_payload`].
+    /// Attaches a payload (`bvec_set_virt(&req->special_vec, ..)` plus
+    /// `RQF_SPECIAL_PAYLOAD`), which `blk_rq_map_sg` then maps instead of
+    /// the bios; detached by [`Request::clear_special_payload`].
     ///
     /// # Safety
     ///
-    /// `buf` was allocated with `kmalloc` and holds `len` bytes.
-    pub(crate) unsafe fn set_special_payload(self, buf: *mut c_void, len: u32) {
+    /// `buf` holds `len` bytes in the kernel's linear map and stays valid,
+    /// unchanged, until the payload is detached.
+    pub(crate) unsafe fn set_special_payload(&self, buf: *mut c_void, len: u32) {
         let rq = self.as_ptr();
         // SAFETY: live request owned by us; the special vector is ours to set.
         unsafe {
@@ -172,19 +194,12 @@ impl Request {
         }
     }
 
-    /// Frees the payload of [`Request::set_special_payload`], if any
-    /// (`virtblk_cleanup_cmd`).
-    pub(crate) fn take_special_payload(self) {
+    /// Detaches the payload of [`Request::set_special_payload`], if any
+    /// (`virtblk_cleanup_cmd`; the memory belongs to the caller).
+    pub(crate) fn clear_special_payload(&self) {
         let rq = self.as_ptr();
-        // SAFETY: live request owned by us.
-        unsafe {
-            if (*rq).rq_flags & (1 << bindings::rqf_flags___RQF_SPECIAL_PAYLOAD) != 0 {
-                (*rq).rq_flags &= !(1 << bindings::rqf_flags___RQF_SPECIAL_PAYLOAD);
-                bindings::kfree(bindings::bvec_virt(
-                    &raw mut (*rq).__bindgen_anon_3.special_vec,
-                ));
-            }
-        }
+        // SAFETY: live request owned by us; the flag is ours to clear.
+        unsafe { (*rq).rq_flags &= !(1 << bindings::rqf_flags___RQF_SPECIAL_PAYLOAD) };
     }
 
     /// `blk_rq_map_sg()`: fills `sgl` (with room for every physical segment)
@@ -193,25 +208,26 @@ impl Request {
     /// # Safety
     ///
     /// `sgl` is an initialised table of at least `nr_phys_segments()` entries.
-    pub(crate) unsafe fn map_sg(self, sgl: *mut bindings::scatterlist) -> i32 {
+    pub(crate) unsafe fn map_sg(&self, sgl: *mut bindings::scatterlist) -> i32 {
         // SAFETY: per the caller.
         unsafe { bindings::blk_rq_map_sg(self.as_ptr(), sgl) }
     }
 
     /// `blk_mq_start_request()`.
-    pub(crate) fn start(self) {
+    pub(crate) fn start(&self) {
         // SAFETY: live request owned by us.
         unsafe { bindings::blk_mq_start_request(self.as_ptr()) }
     }
 
-    /// `blk_mq_complete_request()`: schedules `complete` for the request.
+    /// `blk_mq_complete_request()`: schedules `complete` for the request,
+    /// which gets the ownership.
     pub(crate) fn complete(self) {
         // SAFETY: live, started request.
         unsafe { bindings::blk_mq_complete_request(self.as_ptr()) }
     }
 
     /// The hardware context the request was queued on (`req->mq_hctx`).
-    pub(crate) fn hctx(self) -> *mut bindings::blk_mq_hw_ctx {
+    pub(crate) fn hctx(&self) -> *mut bindings::blk_mq_hw_ctx {
         // SAFETY: live request (type invariant).
         unsafe { (*self.as_ptr()).mq_hctx }
     }
@@ -224,7 +240,8 @@ impl Request {
 
     /// `blk_mq_end_request()`: gives the request back to the block layer.
     pub(crate) fn end(self, status: BlkStatus) {
-        // SAFETY: live request owned by us; ownership ends here.
+        // SAFETY: live request owned by us; ownership ends here (`self` is
+        // consumed).
         unsafe { bindings::blk_mq_end_request(self.as_ptr(), status) }
     }
 }
@@ -306,43 +323,6 @@ impl From<bindings::rq_list> for RqList {
     }
 }
 
-/// `sg_alloc_table_chained(table, nents, first_chunk, n_first)`.
-///
-/// # Safety
-///
-/// `first_chunk` holds `n_first` entries that live as long as the table.
-pub(crate) unsafe fn sg_alloc_table_chained(
-    table: *mut bindings::sg_table,
-    nents: u32,
-    first_chunk: *mut bindings::scatterlist,
-    n_first: u32,
-) -> Result {
-    // SAFETY: per the caller.
-    kernel::error::to_result(unsafe {
-        bindings::sg_alloc_table_chained(table, nents as i32, first_chunk, n_first)
-    })
-}
-
-/// `sg_free_table_chained(table, n_first)`.
-///
-/// # Safety
-///
-/// `table` was set up by [`sg_alloc_table_chained`] with the same `n_first`.
-pub(crate) unsafe fn sg_free_table_chained(table: *mut bindings::sg_table, n_first: u32) {
-    // SAFETY: per the caller.
-    unsafe { bindings::sg_free_table_chained(table, n_first) }
-}
-
-/// `sg_init_one()`.
-///
-/// # Safety
-///
-/// `buf` stays valid for as long as `sg` is used.
-pub(crate) unsafe fn sg_init_one(sg: *mut bindings::scatterlist, buf: *const c_void, len: u32) {
-    // SAFETY: per the caller.
-    unsafe { bindings::sg_init_one(sg, buf, len) }
-}
-
 /// Ends every in-flight request of a dead device (upstream
 /// `virtblk_cleanup_broken_device`): new requests wait at the queue's door
 /// (freeze), dispatch stops (quiesce), every started request is completed
@@ -391,7 +371,7 @@ pub(crate) unsafe fn cancel_all_requests(
 impl Request {
     /// Started and not yet completed (`blk_mq_request_started() &&
     /// !blk_mq_request_completed()`).
-    pub(crate) fn in_flight(self) -> bool {
+    pub(crate) fn in_flight(&self) -> bool {
         // SAFETY: live request; `state` is read once, as `READ_ONCE` does.
         let state = unsafe { core::ptr::read_volatile(&raw const (*self.as_ptr()).state) };
         state == bindings::mq_rq_state_MQ_RQ_IN_FLIGHT
@@ -399,23 +379,21 @@ impl Request {
 }
 
 /// `blk_mq_stop_hw_queue(hctx)`.
-pub(crate) fn stop_hw_queue(hctx: *mut bindings::blk_mq_hw_ctx) {
-    // SAFETY: called from `queue_rq` with the live context blk-mq passed.
+///
+/// # Safety
+///
+/// `hctx` is a live hardware context (the one `queue_rq` got).
+pub(crate) unsafe fn stop_hw_queue(hctx: *mut bindings::blk_mq_hw_ctx) {
+    // SAFETY: per the function's contract.
     unsafe { bindings::blk_mq_stop_hw_queue(hctx) }
 }
 
 /// `blk_mq_start_stopped_hw_queues(q, true)`.
-pub(crate) fn start_stopped_hw_queues(q: *mut bindings::request_queue) {
-    // SAFETY: the disk's queue lives as long as its virtqueues.
+///
+/// # Safety
+///
+/// `q` is a live request queue.
+pub(crate) unsafe fn start_stopped_hw_queues(q: *mut bindings::request_queue) {
+    // SAFETY: per the function's contract.
     unsafe { bindings::blk_mq_start_stopped_hw_queues(q, true) }
-}
-
-/// `kmalloc(len, GFP_ATOMIC)`: null on failure; freed with `kfree`.
-pub(crate) fn kmalloc_atomic(len: usize) -> *mut c_void {
-    // (kmalloc's natural alignment covers every payload of the driver.)
-    let Ok(layout) = Layout::from_size_align(len, 1) else {
-        return core::ptr::null_mut();
-    };
-    Kmalloc::alloc(layout, GFP_ATOMIC, NumaNode::NO_NODE)
-        .map_or(core::ptr::null_mut(), |p| p.as_ptr().cast())
 }

@@ -2,23 +2,38 @@
 
 //! One virtio-blk device: probe (`init_vq`, `virtblk_read_limits`, tag set,
 //! disk), config changes (capacity), GET_ID, remove.
+//!
+//! Ownership: probe builds the shared state [`VirtioBlk`] completely, then
+//! publishes it (tag set, queue, disk), then makes the device ready, asks for
+//! its serial and adds the disk. The bus keeps the [`Probed`] data until the
+//! device is unbound; the disk holds a reference to [`VirtioBlk`] until its
+//! `free_disk`, so that attributes and an open disk outlive the binding
+//! safely. Dropping [`Probed`] (after `remove` and the bus's device reset)
+//! removes debugfs, deletes the virtqueues, then puts the disk.
 
 use crate::{
     blk::Request,
-    request,
-    request::VirtblkReq,
-    sg_plan,
+    request, sg_plan,
     stats::{DebugfsDir, Stats},
     sysfs,
-    virtio::{IrqSpinLock, VirtioDevice, Virtqueue},
 };
 use core::{
     ffi::c_int,
     mem::offset_of,
-    ptr,
-    sync::atomic::{AtomicU32, AtomicU64, Ordering},
+    ptr::{self, NonNull},
+    sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, Ordering},
 };
-use kernel::{bindings, error::from_err_ptr, prelude::*, static_lock_class, types::Opaque};
+use kernel::{
+    bindings, device,
+    error::from_err_ptr,
+    prelude::*,
+    static_lock_class,
+    str::CString,
+    sync::{aref::ARef, Arc, SetOnce},
+    types::Opaque,
+    virtio::{self, Queue, QueueHandler, Virtqueues},
+    virtio_config_field,
+};
 
 /// `VIRTIO_RING_F_INDIRECT_DESC` (uapi virtio_ring.h, not in the bindings).
 const VIRTIO_RING_F_INDIRECT_DESC: u32 = 28;
@@ -29,62 +44,173 @@ const PART_BITS: u32 = 4;
 /// Disk name prefix; differs from C virtio_blk's `vd` so both can coexist.
 const DISK_PREFIX: &[u8] = b"rvd";
 
-/// Offset of a field of `struct virtio_blk_config`.
-macro_rules! cfg_off {
+/// A field of `struct virtio_blk_config`.
+macro_rules! cfg {
     ($field:ident) => {
-        offset_of!(bindings::virtio_blk_config, $field)
+        virtio_config_field!(bindings::virtio_blk_config, $field)
     };
 }
 
-/// One request virtqueue and its lock (C `struct virtio_blk_vq`).
-#[repr(align(64))]
+/// The driver's side of one request virtqueue (C `struct virtio_blk_vq`,
+/// whose lock and ring are in [`Queue`]).
+///
+/// # Invariants
+///
+/// `rq_queue` is null or the request queue of the device's disk, which is
+/// put only after the virtqueues are deleted (see [`Probed`]).
 pub(crate) struct VirtBlkVq {
-    /// The virtqueue.
-    pub(crate) vq: Virtqueue,
-    /// Serialises ring updates between `queue_rq` and the interrupt.
-    pub(crate) lock: IrqSpinLock,
     /// Requests submitted on this queue.
     pub(crate) submitted: AtomicU64,
+    rq_queue: AtomicPtr<bindings::request_queue>,
 }
 
 impl VirtBlkVq {
+    fn new() -> Self {
+        Self {
+            submitted: AtomicU64::new(0),
+            rq_queue: AtomicPtr::new(ptr::null_mut()),
+        }
+    }
+
     /// Counts a submitted request.
     pub(crate) fn count_submitted(&self) {
         self.submitted.fetch_add(1, Ordering::Relaxed);
     }
+
+    /// Restarts the hardware queues a full ring stopped.
+    pub(crate) fn start_stopped_hw_queues(&self) {
+        let q = self.rq_queue.load(Ordering::Acquire);
+        if !q.is_null() {
+            // SAFETY: `q` is live while the virtqueues exist (type
+            // invariant), and this runs from one of them.
+            unsafe { crate::blk::start_stopped_hw_queues(q) };
+        }
+    }
 }
 
-/// The driver state of one device (C `struct virtio_blk`).
+impl QueueHandler for VirtBlkVq {
+    type Token = Request;
+
+    fn callback(queue: &Queue<Self>) {
+        request::virtblk_done(queue);
+    }
+}
+
+/// An index for a disk name and its minors, given back on drop.
+struct Index(u32);
+
+/// Indices in use (one bit each, 64 disks).
+static INDICES: AtomicU64 = AtomicU64::new(0);
+
+/// The block major, from `register_blkdev`.
+pub(crate) static MAJOR: AtomicU32 = AtomicU32::new(0);
+
+impl Index {
+    fn alloc() -> Result<Self> {
+        let mut cur = INDICES.load(Ordering::Relaxed);
+        loop {
+            let free = (!cur).trailing_zeros();
+            if free >= 64 {
+                return Err(ENOSPC);
+            }
+            match INDICES.compare_exchange(
+                cur,
+                cur | (1 << free),
+                Ordering::AcqRel,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => return Ok(Self(free)),
+                Err(v) => cur = v,
+            }
+        }
+    }
+}
+
+impl Drop for Index {
+    fn drop(&mut self) {
+        INDICES.fetch_and(!(1u64 << self.0), Ordering::AcqRel);
+    }
+}
+
+/// The state of one device shared with the block layer (C `struct
+/// virtio_blk`): the tag set's `driver_data`, the queue's `queuedata` and
+/// the disk's `private_data` (which holds a reference, given back by
+/// `free_disk`).
 ///
-/// Allocated in probe and reachable from `vdev->priv`, the tag set's
-/// `driver_data`, the queue's `queuedata` and the disk's `private_data`;
-/// freed by the disk's `free_disk` (or by probe on failure).
+/// Everything is set before probe publishes it, except `disk` (set once,
+/// after the disk is allocated and before anything that reads it can run)
+/// and `serial` (set once, before the disk is added).
+#[pin_data]
 pub(crate) struct VirtioBlk {
-    /// The device.
-    pub(crate) vdev: VirtioDevice,
+    vdev: ARef<virtio::Device>,
     /// The disk (null until allocated).
-    pub(crate) disk: *mut bindings::gendisk,
+    disk: AtomicPtr<bindings::gendisk>,
+    #[pin]
     tag_set: Opaque<bindings::blk_mq_tag_set>,
+    #[pin]
     config_work: Opaque<bindings::work_struct>,
-    /// Index for the name and minors.
-    index: u32,
+    index: Index,
     /// Request virtqueues, one per hardware queue.
-    pub(crate) vqs: KVec<VirtBlkVq>,
-    vq_names: KVec<[u8; 16]>,
-    /// Inline scatterlist entries per request.
+    pub(crate) vqs: KVec<Arc<Queue<VirtBlkVq>>>,
+    /// Hardware queues per type: default, read, poll (C `io_queues`).
+    pub(crate) io_queues: [u32; 3],
+    /// Entries in the first chunk of each request's scatterlist table.
     pub(crate) first_chunk: u32,
     /// Counters.
     pub(crate) stats: Stats,
     /// GET_ID answer, NUL-terminated.
-    pub(crate) serial: [u8; sg_plan::VIRTIO_BLK_ID_BYTES + 1],
-    debugfs: DebugfsDir,
+    serial: SetOnce<[u8; sg_plan::VIRTIO_BLK_ID_BYTES + 1]>,
 }
 
+// SAFETY: the raw C parts (tag set, work, disk pointer) are used through
+// C APIs that synchronise themselves.
+unsafe impl Send for VirtioBlk {}
+// SAFETY: as above.
+unsafe impl Sync for VirtioBlk {}
+
 impl VirtioBlk {
-    /// The disk's request queue.
+    /// The device (any context; see [`VirtioBlk::bound_vdev`]).
+    pub(crate) fn vdev(&self) -> &virtio::Device {
+        &self.vdev
+    }
+
+    /// The device, bound.
+    ///
+    /// # Safety
+    ///
+    /// The caller runs while the device is bound to this driver: in a sysfs
+    /// attribute of the disk (removed by `del_gendisk` in remove), in the
+    /// config work (flushed in remove) or in a bus callback.
+    pub(crate) unsafe fn bound_vdev(&self) -> &virtio::Device<device::Bound> {
+        // SAFETY: per the caller.
+        unsafe { self.vdev.as_bound() }
+    }
+
+    /// `&vdev->dev`, the parent of the disk.
+    pub(crate) fn parent_device(&self) -> *mut bindings::device {
+        // SAFETY: the device is live (`ARef`); only the address is taken.
+        unsafe { &raw mut (*self.vdev.as_raw()).dev }
+    }
+
+    /// The disk (set before anything calling this can run).
+    fn disk(&self) -> *mut bindings::gendisk {
+        self.disk.load(Ordering::Acquire)
+    }
+
+    /// The disk's request queue (null before the disk exists).
     pub(crate) fn queue(&self) -> *mut bindings::request_queue {
-        // SAFETY: the disk exists whenever the queues run.
-        unsafe { (*self.disk).queue }
+        let disk = self.disk();
+        if disk.is_null() {
+            return ptr::null_mut();
+        }
+        // SAFETY: the disk is set once allocated and lives as long as the
+        // state (it holds a reference to it).
+        unsafe { (*disk).queue }
+    }
+
+    /// The serial (GET_ID), NUL-terminated; empty if the device has none.
+    pub(crate) fn serial(&self) -> &[u8] {
+        self.serial.as_ref().map_or(&[0u8][..], |s| &s[..])
     }
 
     /// The `VirtioBlk` of a disk.
@@ -93,71 +219,73 @@ impl VirtioBlk {
     ///
     /// `disk` is a disk of this driver, not yet freed.
     pub(crate) unsafe fn from_disk<'a>(disk: *mut bindings::gendisk) -> &'a VirtioBlk {
-        // SAFETY: per the caller, `private_data` is our state.
+        // SAFETY: per the caller, `private_data` holds a reference to our state.
         unsafe { &*((*disk).private_data as *const VirtioBlk) }
     }
 }
 
-/// Indices in use (one bit each, 64 disks).
-static INDICES: AtomicU64 = AtomicU64::new(0);
+/// The driver data of a bound device. Fields drop in this order (see the
+/// module documentation).
+pub(crate) struct Probed<'bound> {
+    _debugfs: DebugfsDir,
+    _vqs: Virtqueues<'bound, VirtBlkVq>,
+    disk: DiskRef,
+    vblk: Arc<VirtioBlk>,
+}
 
-/// The block major, from `register_blkdev`.
-pub(crate) static MAJOR: AtomicU32 = AtomicU32::new(0);
+/// A reference to an allocated disk, put on drop (`put_disk`).
+struct DiskRef(NonNull<bindings::gendisk>);
 
-fn alloc_index() -> Result<u32> {
-    let mut cur = INDICES.load(Ordering::Relaxed);
-    loop {
-        let free = (!cur).trailing_zeros();
-        if free >= 64 {
-            return Err(ENOSPC);
-        }
-        match INDICES.compare_exchange(cur, cur | (1 << free), Ordering::AcqRel, Ordering::Relaxed)
-        {
-            Ok(_) => return Ok(free),
-            Err(v) => cur = v,
-        }
+// SAFETY: `put_disk` may be called from any thread.
+unsafe impl Send for DiskRef {}
+
+impl Drop for DiskRef {
+    fn drop(&mut self) {
+        // SAFETY: our reference from `blk_mq_alloc_disk`, put once.
+        unsafe { bindings::put_disk(self.0.as_ptr()) };
     }
 }
 
-fn free_index(i: u32) {
-    INDICES.fetch_and(!(1u64 << i), Ordering::AcqRel);
+/// C `virtblk_get_cache_mode`: 1 for write back.
+pub(crate) fn virtblk_get_cache_mode(vdev: &virtio::Device<device::Bound>) -> u8 {
+    vdev.read_feature(bindings::VIRTIO_BLK_F_CONFIG_WCE, cfg!(wce))
+        .unwrap_or_else(|| vdev.has_feature(bindings::VIRTIO_BLK_F_FLUSH) as u8)
+        .min(1)
 }
 
-/// C `virtblk_get_cache_mode`: 1 for write back.
-pub(crate) fn virtblk_get_cache_mode(vdev: VirtioDevice) -> u8 {
-    vdev.cread_feature(bindings::VIRTIO_BLK_F_CONFIG_WCE, |v| {
-        v.cread8(cfg_off!(wce))
-    })
-    .unwrap_or_else(|| vdev.has_feature(bindings::VIRTIO_BLK_F_FLUSH) as u8)
-    .min(1)
+/// Writes the write-cache mode (`wce`).
+pub(crate) fn virtblk_set_cache_mode(vdev: &virtio::Device<device::Bound>, wb: u8) {
+    vdev.write(cfg!(wce), wb);
 }
 
 /// C `virtblk_read_limits`: reads the config space into the pure logic.
-fn virtblk_read_limits(vdev: VirtioDevice) -> sg_plan::Limits {
+fn virtblk_read_limits(vdev: &virtio::Device<device::Bound>) -> sg_plan::Limits {
     use bindings::*;
     let cfg = sg_plan::DevConfig {
-        seg_max: vdev.cread_feature(VIRTIO_BLK_F_SEG_MAX, |v| v.cread32(cfg_off!(seg_max))),
-        size_max: vdev.cread_feature(VIRTIO_BLK_F_SIZE_MAX, |v| v.cread32(cfg_off!(size_max))),
-        blk_size: vdev.cread_feature(VIRTIO_BLK_F_BLK_SIZE, |v| v.cread32(cfg_off!(blk_size))),
-        topology: vdev.cread_feature(VIRTIO_BLK_F_TOPOLOGY, |v| {
-            (
-                v.cread8(cfg_off!(physical_block_exp)),
-                v.cread8(cfg_off!(alignment_offset)),
-                v.cread16(cfg_off!(min_io_size)),
-                v.cread32(cfg_off!(opt_io_size)),
-            )
+        seg_max: vdev.read_feature(VIRTIO_BLK_F_SEG_MAX, cfg!(seg_max)),
+        size_max: vdev.read_feature(VIRTIO_BLK_F_SIZE_MAX, cfg!(size_max)),
+        blk_size: vdev.read_feature(VIRTIO_BLK_F_BLK_SIZE, cfg!(blk_size)),
+        topology: vdev.has_feature(VIRTIO_BLK_F_TOPOLOGY).then(|| {
+            vdev.read_consistent(|v| {
+                (
+                    v.read(cfg!(physical_block_exp)),
+                    v.read(cfg!(alignment_offset)),
+                    v.read(cfg!(min_io_size)),
+                    v.read(cfg!(opt_io_size)),
+                )
+            })
         }),
-        discard: vdev.cread_feature(VIRTIO_BLK_F_DISCARD, |v| {
-            (
-                v.cread32(cfg_off!(discard_sector_alignment)),
-                v.cread32(cfg_off!(max_discard_sectors)),
-                v.cread32(cfg_off!(max_discard_seg)),
-            )
+        discard: vdev.has_feature(VIRTIO_BLK_F_DISCARD).then(|| {
+            vdev.read_consistent(|v| {
+                (
+                    v.read(cfg!(discard_sector_alignment)),
+                    v.read(cfg!(max_discard_sectors)),
+                    v.read(cfg!(max_discard_seg)),
+                )
+            })
         }),
-        write_zeroes: vdev.cread_feature(VIRTIO_BLK_F_WRITE_ZEROES, |v| {
-            v.cread32(cfg_off!(max_write_zeroes_sectors))
-        }),
-        max_dma_size: vdev.max_dma_size(),
+        write_zeroes: vdev.read_feature(VIRTIO_BLK_F_WRITE_ZEROES, cfg!(max_write_zeroes_sectors)),
+        max_dma_size: vdev.max_dma_size() as u64,
     };
     sg_plan::cap_segments(
         sg_plan::read_limits(&cfg),
@@ -186,11 +314,10 @@ fn apply_limits(l: &sg_plan::Limits, lim: &mut bindings::queue_limits) {
 }
 
 /// C `init_vq`: one request virtqueue per hardware queue.
-fn init_vq(vblk: &mut VirtioBlk) -> Result {
-    let vdev = vblk.vdev;
-    let dev_nq = vdev.cread_feature(bindings::VIRTIO_BLK_F_MQ, |v| {
-        v.cread16(cfg_off!(num_queues))
-    });
+fn init_vq<'b>(
+    vdev: &'b virtio::Device<device::Core<'_>>,
+) -> Result<(Virtqueues<'b, VirtBlkVq>, u32)> {
+    let dev_nq = vdev.read_feature(bindings::VIRTIO_BLK_F_MQ, cfg!(num_queues));
     let ncpu = kernel::cpu::nr_cpu_ids();
     let n = sg_plan::num_vqs(dev_nq, crate::module_parameters::num_queues.value(), ncpu).map_err(
         |_| {
@@ -198,56 +325,38 @@ fn init_vq(vblk: &mut VirtioBlk) -> Result {
             EINVAL
         },
     )?;
-    pr_info!("{}/0/0 default/read/poll queues\n", n);
+    let npoll = sg_plan::poll_vqs(n, crate::module_parameters::poll_queues.value());
+    pr_info!("{}/0/{} default/read/poll queues\n", n - npoll, npoll);
+    let mut queues = KVec::with_capacity(n as usize, GFP_KERNEL)?;
     for i in 0..n {
-        let mut name = [0u8; 16];
-        let mut w = Writer(&mut name, 0);
-        let _ = core::fmt::write(&mut w, format_args!("req.{}", i));
-        vblk.vq_names.push(name, GFP_KERNEL)?;
+        let polled = i >= n - npoll;
+        let name = if polled {
+            CString::try_from_fmt(fmt!("req_poll.{}", i))?
+        } else {
+            CString::try_from_fmt(fmt!("req.{}", i))?
+        };
+        queues.push(
+            virtio::QueueInfo {
+                name,
+                data: VirtBlkVq::new(),
+                callback: !polled,
+            },
+            GFP_KERNEL,
+        )?;
     }
-    let mut vqs = KVec::new();
-    vdev.find_vqs(&vblk.vq_names, request::virtblk_done, &mut vqs)?;
-    for vq in vqs.iter() {
-        vblk.vqs
-            .push(
-                VirtBlkVq {
-                    vq: *vq,
-                    lock: IrqSpinLock::new(),
-                    submitted: AtomicU64::new(0),
-                },
-                GFP_KERNEL,
-            )
-            .inspect_err(|_| vdev.del_vqs())?;
-    }
-    for q in vblk.vqs.iter() {
-        // SAFETY: the vector does not grow anymore: the locks stay in place.
-        unsafe { q.lock.init() };
-    }
-    Ok(())
-}
-
-/// Formats into a fixed NUL-terminated buffer, truncating.
-struct Writer<'a>(&'a mut [u8], usize);
-
-impl core::fmt::Write for Writer<'_> {
-    fn write_str(&mut self, s: &str) -> core::fmt::Result {
-        for &b in s.as_bytes() {
-            if self.1 + 1 < self.0.len() {
-                self.0[self.1] = b;
-                self.1 += 1;
-            }
-        }
-        Ok(())
-    }
+    Ok((
+        vdev.find_vqs(queues, c"VirtBlkVq::lock", static_lock_class!())?,
+        npoll,
+    ))
 }
 
 /// C `virtblk_update_capacity`.
-fn virtblk_update_capacity(vblk: &VirtioBlk, resize: bool) {
-    let capacity = vblk.vdev.cread64(cfg_off!(capacity));
+fn virtblk_update_capacity(vblk: &VirtioBlk, vdev: &virtio::Device<device::Bound>, resize: bool) {
+    let capacity = vdev.read(cfg!(capacity));
     // SAFETY: the disk and its queue exist.
     let lbs = unsafe { (*vblk.queue()).limits.logical_block_size };
     let nblocks = sg_plan::nblocks(capacity, lbs);
-    let name = disk_name(vblk.disk);
+    let name = vblk.disk_name();
     pr_info!(
         "[{}] {}{} {}-byte logical blocks ({} bytes)\n",
         name,
@@ -257,16 +366,23 @@ fn virtblk_update_capacity(vblk: &VirtioBlk, resize: bool) {
         sg_plan::sectors_to_bytes(capacity)
     );
     // SAFETY: the disk exists.
-    unsafe { bindings::set_capacity_and_notify(vblk.disk, capacity) };
+    unsafe { bindings::set_capacity_and_notify(vblk.disk(), capacity) };
 }
 
-/// The disk name as a `&str`.
-fn disk_name<'a>(disk: *mut bindings::gendisk) -> &'a str {
-    // SAFETY: the disk exists; its name is NUL-terminated.
-    // (`kernel::ffi::c_char` is `u8`.)
-    let bytes: &[u8] = unsafe { &(*disk).disk_name };
-    let len = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
-    core::str::from_utf8(&bytes[..len]).unwrap_or("?")
+impl VirtioBlk {
+    /// The disk name (`?` before the disk exists).
+    fn disk_name(&self) -> &str {
+        let disk = self.disk();
+        if disk.is_null() {
+            return "?";
+        }
+        // SAFETY: the disk is set once allocated and lives as long as the
+        // state (it holds a reference to it); its name is NUL-terminated
+        // and no longer changes. (`kernel::ffi::c_char` is `u8`.)
+        let bytes: &[u8] = unsafe { &(*disk).disk_name };
+        let len = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
+        core::str::from_utf8(&bytes[..len]).unwrap_or("?")
+    }
 }
 
 /// The config-change work (C `virtblk_config_changed_work`).
@@ -275,38 +391,32 @@ fn disk_name<'a>(disk: *mut bindings::gendisk) -> &'a str {
 ///
 /// `work` is the `config_work` of a live `VirtioBlk`.
 unsafe extern "C" fn virtblk_config_changed_work(work: *mut bindings::work_struct) {
-    // SAFETY: `work` is embedded in a `VirtioBlk`, flushed before it is freed.
+    // SAFETY: `work` is embedded in a `VirtioBlk`, flushed in remove, while
+    // the state is referenced by the driver data.
     let vblk = unsafe {
         &*(work.cast::<u8>().sub(offset_of!(VirtioBlk, config_work)) as *const VirtioBlk)
     };
-    virtblk_update_capacity(vblk, true);
+    // SAFETY: the work is queued by `config_changed` (bound device) and
+    // flushed in remove.
+    let vdev = unsafe { vblk.bound_vdev() };
+    virtblk_update_capacity(vblk, vdev, true);
 }
 
 /// `virtio_driver.config_changed`, in interrupt context.
-///
-/// # Safety
-///
-/// Called by the virtio core for a device we drive.
-pub(crate) unsafe extern "C" fn virtblk_config_changed(vdev: *mut bindings::virtio_device) {
-    // SAFETY: per the function's contract.
-    let vdev = unsafe { VirtioDevice::from_raw(vdev) };
-    let vblk = vdev.drvdata() as *const VirtioBlk;
-    if vblk.is_null() {
-        return;
-    }
-    // SAFETY: `vblk` lives until remove, which flushes this work first;
-    // `system_percpu_wq` (6.12's `system_wq`) exists from boot on.
+pub(crate) fn config_changed(this: Pin<&Probed<'_>>) {
+    // SAFETY: `system_percpu_wq` (6.12's `system_wq`) exists from boot on;
+    // the work is initialised and flushed in remove.
     unsafe {
         bindings::queue_work_on(
             bindings::wq_misc_consts_WORK_CPU_UNBOUND as c_int,
             bindings::system_percpu_wq,
-            (*vblk).config_work.get(),
+            this.vblk.config_work.get(),
         );
     }
 }
 
 /// C `virtblk_get_id`: asks the device for its serial.
-fn virtblk_get_id(vblk: &VirtioBlk, out: &mut [u8; sg_plan::VIRTIO_BLK_ID_BYTES + 1]) -> Result {
+fn virtblk_get_id(vblk: &VirtioBlk) -> Result<[u8; sg_plan::VIRTIO_BLK_ID_BYTES + 1]> {
     let q = vblk.queue();
     // SAFETY: the queue is live.
     let rq = from_err_ptr(unsafe {
@@ -314,16 +424,10 @@ fn virtblk_get_id(vblk: &VirtioBlk, out: &mut [u8; sg_plan::VIRTIO_BLK_ID_BYTES 
     })?;
     // SAFETY: freshly allocated, ours until freed below.
     let req = unsafe { Request::from_raw(rq) };
-    let vbr = req.pdu::<VirtblkReq>();
-    // SAFETY: our PDU.
-    unsafe {
-        (*vbr).out_hdr.type_ = vblk.vdev.cpu_to_virtio32(sg_plan::VIRTIO_BLK_T_GET_ID);
-        (*vbr).out_hdr.ioprio = 0;
-        (*vbr).out_hdr.sector = 0;
-        (*vbr).data_out = false;
-    }
+    // SAFETY: we own the request; nothing else references its PDU.
+    unsafe { request::setup_get_id(vblk, &req) };
     let mut buf = KBox::new([0u8; sg_plan::VIRTIO_BLK_ID_BYTES], GFP_KERNEL)?;
-    // SAFETY: `buf` is kmalloc'ed (DMA-able) and outlives the request.
+    // SAFETY: `buf` is kmalloc'ed (in the linear map) and outlives the request.
     let mut ret = kernel::error::to_result(unsafe {
         bindings::blk_rq_map_kern(
             rq,
@@ -333,10 +437,10 @@ fn virtblk_get_id(vblk: &VirtioBlk, out: &mut [u8; sg_plan::VIRTIO_BLK_ID_BYTES 
         )
     });
     if ret.is_ok() {
-        // SAFETY: `rq` is ours and mapped.
+        // SAFETY: `rq` is ours and mapped; this waits for its completion.
         unsafe { bindings::blk_execute_rq(rq, false) };
-        // SAFETY: the device finished with the request.
-        let status = unsafe { ptr::read_volatile(&raw const (*vbr).status) };
+        // SAFETY: the request completed; we own it again.
+        let status = unsafe { request::status_of(&req) };
         ret = match sg_plan::result(status) {
             sg_plan::Status::Ok => Ok(()),
             sg_plan::Status::NotSupported => Err(EOPNOTSUPP),
@@ -344,125 +448,102 @@ fn virtblk_get_id(vblk: &VirtioBlk, out: &mut [u8; sg_plan::VIRTIO_BLK_ID_BYTES 
         };
     }
     // SAFETY: allocated above, not used anymore.
-    unsafe { bindings::blk_mq_free_request(rq) };
+    unsafe { bindings::blk_mq_free_request(req.as_ptr()) };
     ret?;
+    let mut out = [0u8; sg_plan::VIRTIO_BLK_ID_BYTES + 1];
     let len = sg_plan::serial_len(&buf[..]);
     out[..len].copy_from_slice(&buf[..len]);
-    out[len] = 0;
-    Ok(())
+    Ok(out)
 }
 
 /// `virtio_driver.probe` (C `virtblk_probe`).
-///
-/// # Safety
-///
-/// Called by the virtio core with a device that matched our id table.
-pub(crate) unsafe extern "C" fn virtblk_probe(vdev: *mut bindings::virtio_device) -> c_int {
-    // SAFETY: per the function's contract.
-    let vdev = unsafe { VirtioDevice::from_raw(vdev) };
-    match probe(vdev) {
-        Ok(()) => 0,
-        Err(e) => e.to_errno(),
-    }
-}
-
-fn probe(vdev: VirtioDevice) -> Result {
+pub(crate) fn probe<'b>(vdev: &'b virtio::Device<device::Core<'_>>) -> Result<Probed<'b>> {
     if !vdev.has_config_access() {
         pr_err!("probe failure: config access disabled\n");
         return Err(EINVAL);
     }
-    let index = alloc_index()?;
-    let vblk = KBox::new(
-        VirtioBlk {
-            vdev,
-            disk: ptr::null_mut(),
-            // SAFETY: an all-zero tag set is the documented starting point.
-            tag_set: Opaque::new(unsafe { core::mem::zeroed() }),
-            config_work: Opaque::uninit(),
-            index,
-            vqs: KVec::new(),
-            vq_names: KVec::new(),
-            first_chunk: sg_plan::INLINE_SG_CNT,
-            stats: Stats::default(),
-            serial: [0; sg_plan::VIRTIO_BLK_ID_BYTES + 1],
-            debugfs: DebugfsDir::none(),
-        },
-        GFP_KERNEL,
-    )
-    .inspect_err(|_| free_index(index))?;
-    let vblk = KBox::into_raw(vblk);
-    // SAFETY: just allocated; we own it until published.
-    match unsafe { probe_setup(vdev, &mut *vblk) } {
-        Ok(()) => Ok(()),
-        Err(e) => {
-            vdev.set_drvdata(ptr::null_mut());
-            // SAFETY: from `KBox::into_raw`, no other user left.
-            drop(unsafe { KBox::from_raw(vblk) });
-            free_index(index);
-            Err(e)
-        }
-    }
-}
-
-/// Probe after the state is allocated; undoes its own steps on failure.
-fn probe_setup(vdev: VirtioDevice, vblk: &mut VirtioBlk) -> Result {
-    let vblk_ptr: *mut VirtioBlk = vblk;
-    // `INIT_WORK()`, with one lockdep class for every device's work, as its
-    // single call site in C `virtblk_probe` gives.
-    // SAFETY: `config_work` is in place for the life of `vblk` and not queued
-    // yet; the name and the class key are static.
-    unsafe {
-        bindings::init_work_with_key(
-            vblk.config_work.get(),
-            Some(virtblk_config_changed_work),
-            false,
-            c"(work_completion)&vblk->config_work".as_char_ptr(),
-            static_lock_class!().as_ptr(),
-        )
-    };
-    vdev.set_drvdata(vblk_ptr.cast());
-    init_vq(vblk)?;
+    let (vqs, npoll) = init_vq(vdev)?;
 
     let limits = virtblk_read_limits(vdev);
     let prealloc = crate::module_parameters::sg_prealloc.value() != 0;
-    vblk.first_chunk = sg_plan::first_chunk_entries(prealloc, limits.max_segments);
+    let first_chunk = sg_plan::first_chunk_entries(prealloc, limits.max_segments);
     let depth = sg_plan::queue_depth(
         crate::module_parameters::queue_depth.value(),
-        vblk.vqs[0].vq.num_free(),
+        vqs.queues()[0].lock().num_free(),
         vdev.has_feature(VIRTIO_RING_F_INDIRECT_DESC),
     );
-    let nr_hw = vblk.vqs.len() as u32;
-    let pdu = VirtblkReq::pdu_size(vblk.first_chunk);
+    let nr_hw = vqs.queues().len() as u32;
+    let pdu = request::VirtblkReq::pdu_bytes(first_chunk);
 
+    let mut queues = KVec::with_capacity(vqs.queues().len(), GFP_KERNEL)?;
+    for q in vqs.queues() {
+        queues.push(q.clone(), GFP_KERNEL)?;
+    }
+    let vblk = Arc::pin_init(
+        try_pin_init!(VirtioBlk {
+            vdev: ARef::from(&**vdev),
+            disk: AtomicPtr::new(ptr::null_mut()),
+            // SAFETY: an all-zero tag set is the documented starting point.
+            tag_set: Opaque::new(unsafe { core::mem::zeroed() }),
+            // `INIT_WORK()`, with one lockdep class for every device's work,
+            // as its single call site in C `virtblk_probe` gives.
+            // SAFETY: `slot` is valid for writes and stays in place for the
+            // life of the state; the name and the class key are static.
+            config_work <- Opaque::ffi_init(|slot| unsafe {
+                bindings::init_work_with_key(
+                    slot,
+                    Some(virtblk_config_changed_work),
+                    false,
+                    c"(work_completion)&vblk->config_work".as_char_ptr(),
+                    static_lock_class!().as_ptr(),
+                )
+            }),
+            index: Index::alloc()?,
+            vqs: queues,
+            io_queues: [nr_hw - npoll, 0, npoll],
+            first_chunk,
+            stats: Stats::default(),
+            serial: SetOnce::new(),
+        }? Error),
+        GFP_KERNEL,
+    )?;
+
+    let s = &vblk.stats;
+    s.pdu_bytes.store(pdu as u64, Ordering::Relaxed);
+    s.inline_sg.store(first_chunk as u64, Ordering::Relaxed);
+    s.queue_depth.store(depth as u64, Ordering::Relaxed);
+    s.nr_hw_queues.store(nr_hw as u64, Ordering::Relaxed);
+    s.tagset_sg_bytes.store(
+        sg_plan::tagset_sg_bytes(nr_hw, depth, crate::stats::sg_size(), first_chunk),
+        Ordering::Relaxed,
+    );
+
+    let vblk_ptr: *const VirtioBlk = &*vblk;
     let set = vblk.tag_set.get();
-    // SAFETY: `set` is our zeroed tag set, not yet allocated.
+    // SAFETY: `set` is our zeroed tag set, not yet allocated; `vblk`, its
+    // `driver_data`, outlives it (freed in remove or below).
     let err = unsafe {
         (*set).ops = &crate::VIRTIO_MQ_OPS;
         (*set).queue_depth = depth;
         (*set).numa_node = bindings::NUMA_NO_NODE;
         // (No `BLK_MQ_F_SHOULD_MERGE`: 7.3 merges by default.)
         (*set).flags = 0;
-        (*set).cmd_size = pdu as u32;
-        (*set).driver_data = vblk_ptr.cast();
+        (*set).cmd_size = core::mem::size_of::<request::VirtblkReq>() as u32;
+        (*set).driver_data = vblk_ptr.cast_mut().cast();
         (*set).nr_hw_queues = nr_hw;
-        (*set).nr_maps = 1;
+        // Poll queues need the poll map (after the default and read ones).
+        (*set).nr_maps = if npoll > 0 {
+            bindings::hctx_type_HCTX_MAX_TYPES
+        } else {
+            1
+        };
         bindings::blk_mq_alloc_tag_set(set)
     };
-    if let Err(e) = kernel::error::to_result(err) {
-        vdev.del_vqs();
-        return Err(e);
-    }
-
-    let s = &vblk.stats;
-    s.pdu_bytes.store(pdu as u64, Ordering::Relaxed);
-    s.inline_sg
-        .store(vblk.first_chunk as u64, Ordering::Relaxed);
-    s.queue_depth.store(depth as u64, Ordering::Relaxed);
-    s.nr_hw_queues.store(nr_hw as u64, Ordering::Relaxed);
-    s.tagset_sg_bytes.store(
-        sg_plan::tagset_sg_bytes(nr_hw, depth, crate::stats::sg_size(), vblk.first_chunk),
-        Ordering::Relaxed,
-    );
+    kernel::error::to_result(err)?;
+    let free_tag_set = kernel::types::ScopeGuard::new(|| {
+        // SAFETY: allocated above; no disk uses it any more.
+        unsafe { bindings::blk_mq_free_tag_set(set) }
+    });
 
     // SAFETY: all-zero limits are "use the block layer defaults".
     let mut lim: bindings::queue_limits = unsafe { core::mem::zeroed() };
@@ -473,81 +554,92 @@ fn probe_setup(vdev: VirtioDevice, vblk: &mut VirtioBlk) -> Result {
     }
     // `blk_mq_alloc_disk()`: the queue's lockdep class is static, as the
     // C macro's.
-    // SAFETY: the tag set is allocated; `vblk` outlives the disk's queue;
-    // the class key is static.
+    // SAFETY: the tag set is allocated; `vblk` (the queue data) outlives the
+    // disk's queue (the disk holds a reference); the class key is static.
     let disk = from_err_ptr(unsafe {
         bindings::__blk_mq_alloc_disk(
             set,
             &mut lim,
-            vblk_ptr.cast(),
+            vblk_ptr.cast_mut().cast(),
             static_lock_class!().as_ptr(),
         )
-    });
-    let disk = match disk {
-        Ok(d) => d,
-        Err(e) => {
-            // SAFETY: allocated above, unused.
-            unsafe { bindings::blk_mq_free_tag_set(set) };
-            vdev.del_vqs();
-            return Err(e);
-        }
-    };
-    vblk.disk = disk;
+    })?;
+    // SAFETY: `__blk_mq_alloc_disk` returns a valid disk or an error.
+    let disk_ref = DiskRef(unsafe { NonNull::new_unchecked(disk) });
     // SAFETY: the disk is fresh and ours.
     unsafe {
         let name = &mut *(&raw mut (*disk).disk_name as *mut [u8; 32]);
-        sg_plan::name_format(DISK_PREFIX, vblk.index, name);
+        sg_plan::name_format(DISK_PREFIX, vblk.index.0, name);
         (*disk).major = MAJOR.load(Ordering::Relaxed) as i32;
-        (*disk).first_minor = (vblk.index << PART_BITS) as i32;
+        (*disk).first_minor = (vblk.index.0 << PART_BITS) as i32;
         (*disk).minors = 1 << PART_BITS;
-        (*disk).private_data = vblk_ptr.cast();
         (*disk).fops = crate::VIRTBLK_FOPS.as_ptr();
+    }
+    vblk.disk.store(disk, Ordering::Release);
+    for q in vblk.vqs.iter() {
+        // SAFETY: the disk is live.
+        let rq_queue = unsafe { (*disk).queue };
+        // INVARIANT: the disk is put after the virtqueues are deleted.
+        q.data().rq_queue.store(rq_queue, Ordering::Release);
     }
     if vdev.has_feature(bindings::VIRTIO_BLK_F_RO) {
         // SAFETY: the disk exists.
         unsafe { bindings::set_disk_ro(disk, true) };
     }
-    virtblk_update_capacity(vblk, false);
+    virtblk_update_capacity(&vblk, vdev, false);
     vdev.device_ready();
 
-    let mut serial = [0u8; sg_plan::VIRTIO_BLK_ID_BYTES + 1];
-    if virtblk_get_id(vblk, &mut serial).is_ok() {
-        vblk.serial = serial;
+    if let Ok(serial) = virtblk_get_id(&vblk) {
+        vblk.serial.populate(serial);
     }
 
-    // SAFETY: the disk is fully set up; the groups are static.
-    let err = unsafe { bindings::device_add_disk(vdev.device(), disk, sysfs::GROUPS.as_groups()) };
+    // The disk's reference to the state, given back by `free_disk`, or
+    // below if the disk is never added.
+    let private = Arc::into_raw(vblk.clone());
+    // SAFETY: the disk is not added yet: nothing reads `private_data`.
+    unsafe { (*disk).private_data = private.cast_mut().cast() };
+    // SAFETY: the disk is fully set up; the parent is bound; the groups are
+    // static.
+    let err =
+        unsafe { bindings::device_add_disk(vblk.parent_device(), disk, sysfs::GROUPS.as_groups()) };
     if let Err(e) = kernel::error::to_result(err) {
-        // Stop the device before its queues and requests go away.
-        vdev.reset();
-        // SAFETY: never added: `put_disk` does not call `free_disk`.
-        unsafe { bindings::put_disk(disk) };
-        // SAFETY: the disk that used it is gone.
-        unsafe { bindings::blk_mq_free_tag_set(set) };
-        vdev.del_vqs();
+        // Stop the device and its queues before the disk goes away.
+        drop(vqs);
+        drop(disk_ref);
+        // SAFETY: never added, so `free_disk` never runs: the reference is
+        // ours again.
+        drop(unsafe { Arc::from_raw(private) });
+        drop(free_tag_set);
         return Err(e);
     }
+    free_tag_set.dismiss();
 
-    vblk.debugfs = DebugfsDir::create(
-        // SAFETY: the name is NUL-terminated.
-        unsafe { (*disk).disk_name.as_ptr() },
-        Some(crate::debugfs_root()),
-    );
-    // SAFETY: `vblk` outlives its debugfs directory (removed in remove).
-    unsafe { vblk.debugfs.add_stats(&vblk.stats) };
+    // (Nothing below may fail: the disk is added.)
+    let debugfs = CString::try_from_fmt(fmt!("{}", vblk.disk_name()))
+        .map_or_else(|_| DebugfsDir::none(), |n| DebugfsDir::create_in_root(&n));
+    // SAFETY: `vblk` outlives its debugfs directory (removed first when
+    // `Probed` drops).
+    unsafe { debugfs.add_stats(&vblk.stats) };
     // SAFETY: as above.
     unsafe {
-        vblk.debugfs
-            .trigger_file(c"break_device".as_char_ptr(), vblk_ptr.cast(), &BREAK_FOPS)
+        debugfs.trigger_file(
+            c"break_device".as_char_ptr(),
+            vblk_ptr.cast_mut().cast(),
+            &BREAK_FOPS,
+        )
     };
     for (i, q) in vblk.vqs.iter().enumerate() {
-        let mut name = [0u8; 24];
-        let mut w = Writer(&mut name, 0);
-        let _ = core::fmt::write(&mut w, format_args!("vq{}_requests", i));
-        // SAFETY: as above; debugfs copies the name.
-        unsafe { vblk.debugfs.u64_file(name.as_ptr().cast(), &q.submitted) };
+        if let Ok(name) = CString::try_from_fmt(fmt!("vq{}_requests", i)) {
+            // SAFETY: as above; debugfs copies the name.
+            unsafe { debugfs.u64_file(name.as_char_ptr(), &q.data().submitted) };
+        }
     }
-    Ok(())
+    Ok(Probed {
+        _debugfs: debugfs,
+        _vqs: vqs,
+        disk: disk_ref,
+        vblk,
+    })
 }
 
 /// `break_device` debugfs write: `virtio_break_device()`, as a surprise
@@ -563,11 +655,13 @@ unsafe extern "C" fn virtblk_break_write(
     _pos: *mut bindings::loff_t,
 ) -> isize {
     // SAFETY: `simple_open` put the `VirtioBlk` in `private_data`; the file
-    // is removed (and its writers drained) before the state is freed.
+    // is removed (and its writers drained) before the state's reference in
+    // the driver data goes.
     let vblk = unsafe { &*((*file).private_data as *const VirtioBlk) };
-    pr_warn!("{}: breaking the device on request\n", disk_name(vblk.disk));
-    // SAFETY: the device is bound to us.
-    unsafe { bindings::virtio_break_device(vblk.vdev.as_ptr()) };
+    pr_warn!("{}: breaking the device on request\n", vblk.disk_name());
+    // SAFETY: the file is removed when the driver data drops, while the
+    // device is still being unbound (breaking a reset device is harmless).
+    unsafe { vblk.bound_vdev() }.break_device();
     count as isize
 }
 
@@ -575,40 +669,35 @@ static BREAK_FOPS: crate::stats::TriggerFops = crate::stats::TriggerFops::new(vi
 
 /// `virtio_driver.remove` (C `virtblk_remove`): also the unbind and rmmod
 /// path. `del_gendisk` drains in-flight requests (the device still answers)
-/// and fails new ones, so nothing hangs.
-///
-/// # Safety
-///
-/// Called by the virtio core for a device we probed successfully.
-pub(crate) unsafe extern "C" fn virtblk_remove(vdev: *mut bindings::virtio_device) {
-    // SAFETY: per the function's contract.
-    let vdev = unsafe { VirtioDevice::from_raw(vdev) };
-    let vblk = vdev.drvdata() as *mut VirtioBlk;
-    // SAFETY: set by a successful probe; freed only by `free_disk` below.
-    unsafe {
-        // Make sure no work handler is accessing the device.
-        bindings::flush_work((*vblk).config_work.get());
-        (*vblk).debugfs = DebugfsDir::none();
-        let disk = (*vblk).disk;
-        // Surprise removal: the device is gone and will never return the
-        // requests in flight, so `del_gendisk` would wait forever. End them.
-        if (*vblk).vqs.iter().any(|q| q.vq.is_broken()) {
-            pr_warn!("device broken: ending the requests in flight\n");
+/// and fails new ones, so nothing hangs. The bus resets the device after
+/// this; dropping the driver data then deletes the virtqueues and puts the
+/// disk.
+pub(crate) fn remove(vdev: &virtio::Device<device::Core<'_>>, this: Pin<&Probed<'_>>) {
+    let vblk = &this.vblk;
+    let disk = this.disk.0.as_ptr();
+    // SAFETY: the work is initialised; make sure no work handler is
+    // accessing the device.
+    unsafe { bindings::flush_work(vblk.config_work.get()) };
+    // Surprise removal: the device is gone and will never return the
+    // requests in flight, so `del_gendisk` would wait forever. End them.
+    if vblk.vqs.iter().any(|q| q.is_broken()) {
+        pr_warn!("device broken: ending the requests in flight\n");
+        // SAFETY: the queue and tag set are live; the device is broken, so
+        // it does not touch the requests any more, and `queue_rq` fails new
+        // ones (adding to a broken virtqueue fails).
+        unsafe {
             crate::blk::cancel_all_requests(
                 (*disk).queue,
-                (*vblk).tag_set.get(),
+                vblk.tag_set.get(),
                 || vdev.synchronize_cbs(),
                 request::virtblk_cancel_request,
-            );
-        }
-        bindings::del_gendisk(disk);
-        bindings::blk_mq_free_tag_set((*vblk).tag_set.get());
-        // Stop all the virtqueues.
-        vdev.reset();
-        vdev.del_vqs();
-        vdev.set_drvdata(ptr::null_mut());
-        bindings::put_disk(disk);
+            )
+        };
     }
+    // SAFETY: the disk was added by probe.
+    unsafe { bindings::del_gendisk(disk) };
+    // SAFETY: the disk is deleted: no request of the tag set is left.
+    unsafe { bindings::blk_mq_free_tag_set(vblk.tag_set.get()) };
 }
 
 /// `block_device_operations.free_disk`: the last reference is gone.
@@ -617,8 +706,6 @@ pub(crate) unsafe extern "C" fn virtblk_remove(vdev: *mut bindings::virtio_devic
 ///
 /// Called once by the block layer for a disk added by probe.
 pub(crate) unsafe extern "C" fn virtblk_free_disk(disk: *mut bindings::gendisk) {
-    // SAFETY: `private_data` is the `KBox` published by probe.
-    let vblk = unsafe { KBox::from_raw((*disk).private_data as *mut VirtioBlk) };
-    free_index(vblk.index);
-    drop(vblk);
+    // SAFETY: `private_data` holds the reference probe gave the disk.
+    drop(unsafe { Arc::from_raw((*disk).private_data as *const VirtioBlk) });
 }

@@ -20,16 +20,23 @@
 //!    than two segments and frees it at completion. `sg_prealloc=1` switches
 //!    to the pre-2021 design (seg_max entries per request) for A/B runs.
 //!    Counters are in debugfs ([`stats`]).
-//! 4. **Knobs**: parameters `num_queues`, `queue_depth`, `sg_prealloc`,
-//!    `seg_max` (checked at load: a bad value fails `insmod` with `EINVAL`;
+//! 4. **Poll queues** (`poll_queues=N`, as C virtio_blk): the last N
+//!    virtqueues have no interrupt; blk-mq polls them for `REQ_POLLED` I/O
+//!    (io_uring with `IORING_SETUP_IOPOLL`, fio `--hipri`), counted in
+//!    debugfs `polled`.
+//! 5. **Knobs**: parameters `num_queues`, `queue_depth`, `sg_prealloc`,
+//!    `seg_max`, `poll_queues` (checked at load: a bad value fails `insmod` with `EINVAL`;
 //!    read at probe); disk attributes `serial`, `cache_type` ([`sysfs`]).
 //!
-//! All C calls are in the wrapper modules [`virtio`] and [`blk`] plus the C
-//! callback entry points; the pure logic lives in `common/sg_plan.rs`,
-//! unit-tested on the host.
+//! The device is driven through `kernel::virtio` (the driver, its ID table
+//! and module alias `virtio:d00000002v*`, config space, virtqueues behind
+//! their locks) and the request scatterlists through
+//! `kernel::scatterlist::ChainedSgTable`. The block layer is still reached
+//! through its C API, in [`blk`] and the blk-mq callbacks of [`request`];
+//! the pure logic lives in `common/sg_plan.rs`, unit-tested on the host.
 
 use core::sync::atomic::Ordering;
-use kernel::{bindings, prelude::*};
+use kernel::{bindings, driver, prelude::*, virtio};
 
 // Shared with the host tests, which use every item.
 #[allow(unreachable_pub, dead_code)]
@@ -41,7 +48,6 @@ mod device;
 mod request;
 mod stats;
 mod sysfs;
-mod virtio;
 
 module! {
     type: RVirtioBlk,
@@ -66,6 +72,10 @@ module! {
             default: 0,
             description: "Cap on data segments per request (0: the device's seg_max); tests small seg_max on any device",
         },
+        poll_queues: u32 {
+            default: 0,
+            description: "The number of dedicated virtqueues for polling I/O",
+        },
     },
 }
 
@@ -77,6 +87,7 @@ fn check_params() -> Result {
         queue_depth: module_parameters::queue_depth.value(),
         sg_prealloc: module_parameters::sg_prealloc.value(),
         seg_max: module_parameters::seg_max.value(),
+        poll_queues: module_parameters::poll_queues.value(),
     };
     let ncpu = kernel::cpu::nr_cpu_ids();
     sg_plan::check_params(&p, ncpu).map_err(|e| {
@@ -92,7 +103,7 @@ fn check_params() -> Result {
 }
 
 /// Features we understand (C `features[]` minus GEOMETRY, SECURE_ERASE, ZONED).
-static FEATURES: [u32; 10] = [
+const FEATURES: [u32; 10] = [
     bindings::VIRTIO_BLK_F_SEG_MAX,
     bindings::VIRTIO_BLK_F_SIZE_MAX,
     bindings::VIRTIO_BLK_F_RO,
@@ -105,27 +116,41 @@ static FEATURES: [u32; 10] = [
     bindings::VIRTIO_BLK_F_WRITE_ZEROES,
 ];
 
-static ID_TABLE: [bindings::virtio_device_id; 2] = [
-    bindings::virtio_device_id {
-        device: bindings::VIRTIO_ID_BLOCK,
-        vendor: bindings::VIRTIO_DEV_ANY_ID,
-    },
-    bindings::virtio_device_id {
-        device: 0,
-        vendor: 0,
-    },
-];
-
-static DRIVER: virtio::VirtioDriver = virtio::VirtioDriver::new(
-    c"rvirtio_blk",
-    &ID_TABLE,
-    &FEATURES,
-    virtio::DriverOps {
-        probe: device::virtblk_probe,
-        remove: device::virtblk_remove,
-        config_changed: device::virtblk_config_changed,
-    },
+// The devices we drive, and the module alias `virtio:d00000002v*` that lets
+// udev load us for them. (In the crate root, so that the table names the
+// module.)
+kernel::virtio_device_table!(
+    VIRTIO_BLK_TABLE,
+    [virtio::DeviceId::new(bindings::VIRTIO_ID_BLOCK)]
 );
+
+/// The virtio driver (C `virtio_blk`).
+struct VirtioBlkDriver;
+
+#[vtable]
+impl virtio::Driver for VirtioBlkDriver {
+    type Data<'bound> = device::Probed<'bound>;
+
+    const ID_TABLE: virtio::IdTable = &VIRTIO_BLK_TABLE;
+    const FEATURES: &'static [u32] = &FEATURES;
+
+    fn probe<'bound>(
+        dev: &'bound virtio::Device<kernel::device::Core<'_>>,
+    ) -> impl PinInit<Self::Data<'bound>, Error> + 'bound {
+        device::probe(dev)
+    }
+
+    fn remove<'bound>(
+        dev: &'bound virtio::Device<kernel::device::Core<'_>>,
+        this: Pin<&Self::Data<'bound>>,
+    ) {
+        device::remove(dev, this);
+    }
+
+    fn config_changed(_dev: &virtio::Device<kernel::device::Bound>, this: Pin<&Self::Data<'_>>) {
+        device::config_changed(this);
+    }
+}
 
 /// The blk-mq operations (C `virtio_mq_ops`).
 pub(crate) static VIRTIO_MQ_OPS: bindings::blk_mq_ops = bindings::blk_mq_ops {
@@ -133,10 +158,19 @@ pub(crate) static VIRTIO_MQ_OPS: bindings::blk_mq_ops = bindings::blk_mq_ops {
     queue_rqs: Some(request::virtio_queue_rqs),
     commit_rqs: Some(request::virtio_commit_rqs),
     complete: Some(request::virtblk_request_done),
+    poll: Some(request::virtblk_poll),
+    init_request: Some(request::virtblk_init_request),
+    exit_request: Some(request::virtblk_exit_request),
     map_queues: Some(request::virtblk_map_queues),
     // SAFETY: the other callbacks are optional; all-zero means none.
     ..unsafe { core::mem::zeroed() }
 };
+
+// The per-request data lives right behind `struct request`, which must be
+// aligned enough for it.
+const _: () = assert!(
+    core::mem::align_of::<request::VirtblkReq>() <= core::mem::align_of::<bindings::request>()
+);
 
 /// `struct block_device_operations` with `owner = THIS_MODULE`.
 pub(crate) struct Fops(core::cell::UnsafeCell<bindings::block_device_operations>);
@@ -159,53 +193,50 @@ pub(crate) static VIRTBLK_FOPS: Fops = Fops(core::cell::UnsafeCell::new(
     },
 ));
 
-static mut DEBUGFS_ROOT: stats::DebugfsDir = stats::DebugfsDir::none();
+/// The block major (`register_blkdev(0, ..)`), unregistered on drop.
+struct Major(u32);
 
-/// `/sys/kernel/debug/rvirtio_blk`.
-pub(crate) fn debugfs_root() -> &'static stats::DebugfsDir {
-    // SAFETY: written only in init (before probe) and exit (after remove).
-    unsafe { &*core::ptr::addr_of!(DEBUGFS_ROOT) }
-}
-
-struct RVirtioBlk;
-
-impl kernel::Module for RVirtioBlk {
-    fn init(module: &'static ThisModule) -> Result<Self> {
-        check_params()?;
-        // SAFETY: no disk exists yet; nothing reads the ops concurrently.
-        unsafe { (*VIRTBLK_FOPS.0.get()).owner = module.as_ptr() };
-        // SAFETY: `__register_blkdev(0, ..)` allocates a major.
+impl Major {
+    fn register() -> Result<Self> {
+        // SAFETY: `__register_blkdev(0, ..)` allocates a major; the name is
+        // static.
         let major = unsafe { bindings::__register_blkdev(0, c"rvirtblk".as_char_ptr(), None) };
         if major < 0 {
             return Err(Error::from_errno(major));
         }
         device::MAJOR.store(major as u32, Ordering::Relaxed);
-        // SAFETY: single-threaded init, before registration.
-        unsafe { DEBUGFS_ROOT = stats::DebugfsDir::create(c"rvirtio_blk".as_char_ptr(), None) };
-        // SAFETY: registered once; unregistered in `drop`.
-        if let Err(e) = unsafe { DRIVER.register(module) } {
-            // SAFETY: as above.
-            unsafe {
-                DEBUGFS_ROOT = stats::DebugfsDir::none();
-                bindings::unregister_blkdev(major as u32, c"rvirtblk".as_char_ptr());
-            }
-            return Err(e);
-        }
-        Ok(RVirtioBlk)
+        Ok(Self(major as u32))
     }
 }
 
-impl Drop for RVirtioBlk {
+impl Drop for Major {
     fn drop(&mut self) {
-        // SAFETY: registered in `init`; this removes every device.
-        unsafe { DRIVER.unregister() };
-        // SAFETY: no device left; single-threaded exit.
-        unsafe {
-            DEBUGFS_ROOT = stats::DebugfsDir::none();
-            bindings::unregister_blkdev(
-                device::MAJOR.load(Ordering::Relaxed),
-                c"rvirtblk".as_char_ptr(),
-            );
-        }
+        // SAFETY: registered by `Major::register`, no disk left.
+        unsafe { bindings::unregister_blkdev(self.0, c"rvirtblk".as_char_ptr()) };
+    }
+}
+
+/// The module: the driver registration (dropped first: it removes every
+/// device), the debugfs root and the block major.
+#[pin_data]
+struct RVirtioBlk {
+    #[pin]
+    _driver: driver::Registration<virtio::Adapter<VirtioBlkDriver>>,
+    _debugfs: stats::RootDir,
+    _major: Major,
+}
+
+impl kernel::InPlaceModule for RVirtioBlk {
+    fn init(module: &'static ThisModule) -> impl PinInit<Self, Error> {
+        let major = check_params().and_then(|()| {
+            // SAFETY: no disk exists yet; nothing reads the ops concurrently.
+            unsafe { (*VIRTBLK_FOPS.0.get()).owner = module.as_ptr() };
+            Major::register()
+        });
+        try_pin_init!(Self {
+            _major: major?,
+            _debugfs: stats::DebugfsDir::create_root(),
+            _driver <- driver::Registration::new(c"rvirtio_blk", module),
+        }? Error)
     }
 }

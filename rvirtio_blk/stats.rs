@@ -10,14 +10,24 @@
 //!   `nr_hw_queues`: the per-request data size, inline entries per request and
 //!   the SG memory preallocated by the whole tag set;
 //! - `ring_full`: times a request found the ring full;
+//! - `polled`: requests completed by polling a poll queue;
 //! - `vqN_requests`: requests submitted on virtqueue N;
 //! - `break_device` (write-only, for tests): marks the device broken like a
 //!   surprise removal does (`virtio_break_device`), so that requests in
 //!   flight are never answered and `remove` has to end them.
 
 use crate::sg_plan;
-use core::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use core::sync::atomic::{
+    AtomicPtr, AtomicU64,
+    Ordering::{Acquire, Relaxed, Release},
+};
 use kernel::{bindings, prelude::*};
+
+/// The driver's directory, `/sys/kernel/debug/rvirtio_blk` (null when
+/// debugfs has none): set by module init before the driver is registered,
+/// cleared by module exit after it is unregistered, so that every probe sees
+/// it set.
+static ROOT: AtomicPtr<bindings::dentry> = AtomicPtr::new(core::ptr::null_mut());
 
 /// The counters of one disk.
 #[derive(Default)]
@@ -43,6 +53,8 @@ pub(crate) struct Stats {
     /// Times a request found the ring full (`queue_rq` then stops the
     /// hardware queue, `queue_rqs` requeues the request).
     pub(crate) ring_full: AtomicU64,
+    /// Requests completed by polling a poll queue.
+    pub(crate) polled: AtomicU64,
 }
 
 impl Stats {
@@ -90,11 +102,39 @@ impl DebugfsDir {
     }
 
     /// `debugfs_create_dir(name, parent)`; `None` parent means the root.
-    pub(crate) fn create(name: *const kernel::ffi::c_char, parent: Option<&DebugfsDir>) -> Self {
+    pub(crate) fn create(name: &CStr, parent: Option<&DebugfsDir>) -> Self {
         let p = parent.map_or(core::ptr::null_mut(), |d| d.0);
-        // SAFETY: `name` is a NUL-terminated string; `p` null or a directory.
-        let d = unsafe { bindings::debugfs_create_dir(name, p) };
+        // SAFETY: `name` is a NUL-terminated string; `p` null or a directory
+        // (type invariant), which outlives the call.
+        let d = unsafe { bindings::debugfs_create_dir(name.as_char_ptr(), p) };
         // debugfs returns error pointers, which must not be used as parents.
+        // SAFETY: `IS_ERR` only looks at the value.
+        if d.is_null() || unsafe { bindings::IS_ERR(d.cast()) } {
+            Self::none()
+        } else {
+            // INVARIANT: a directory created by debugfs.
+            Self(d)
+        }
+    }
+
+    /// Creates the driver's root directory, which disks' directories go in
+    /// ([`DebugfsDir::create_in_root`]) until it drops.
+    pub(crate) fn create_root() -> RootDir {
+        let d = Self::create(c"rvirtio_blk", None);
+        ROOT.store(d.0, Release);
+        RootDir(d)
+    }
+
+    /// A directory `name` in the driver's root directory.
+    pub(crate) fn create_in_root(name: &CStr) -> Self {
+        let root = ROOT.load(Acquire);
+        if root.is_null() {
+            return Self::none();
+        }
+        // SAFETY: `name` is NUL-terminated; `root` is the root directory,
+        // which outlives every device (removed after the driver is
+        // unregistered).
+        let d = unsafe { bindings::debugfs_create_dir(name.as_char_ptr(), root) };
         // SAFETY: `IS_ERR` only looks at the value.
         if d.is_null() || unsafe { bindings::IS_ERR(d.cast()) } {
             Self::none()
@@ -136,6 +176,7 @@ impl DebugfsDir {
             self.u64_file(c"queue_depth".as_char_ptr(), &s.queue_depth);
             self.u64_file(c"nr_hw_queues".as_char_ptr(), &s.nr_hw_queues);
             self.u64_file(c"ring_full".as_char_ptr(), &s.ring_full);
+            self.u64_file(c"polled".as_char_ptr(), &s.polled);
         }
     }
 }
@@ -192,6 +233,15 @@ impl DebugfsDir {
                 fops.0.get(),
             )
         };
+    }
+}
+
+/// The driver's root directory; unpublished and removed on drop.
+pub(crate) struct RootDir(#[expect(dead_code)] DebugfsDir);
+
+impl Drop for RootDir {
+    fn drop(&mut self) {
+        ROOT.store(core::ptr::null_mut(), Release);
     }
 }
 

@@ -6,8 +6,8 @@
 
 use crate::{device, device::VirtioBlk, sg_plan};
 use core::{cell::UnsafeCell, mem::offset_of};
-use kernel::bindings;
 use kernel::ffi::c_char;
+use kernel::{bindings, prelude::*};
 
 /// A `struct device_attribute` in static storage.
 #[repr(transparent)]
@@ -136,9 +136,10 @@ unsafe extern "C" fn serial_show(
 ) -> isize {
     // SAFETY: sysfs calls us for our disk's device.
     let vblk = unsafe { vblk_of(dev) };
-    let len = sg_plan::serial_len(&vblk.serial);
+    let serial = vblk.serial();
+    let len = sg_plan::serial_len(serial);
     // SAFETY: a sysfs buffer.
-    unsafe { emit(buf, &vblk.serial[..len]) }
+    unsafe { emit(buf, &serial[..len]) }
 }
 
 /// `cache_type` show.
@@ -149,7 +150,9 @@ unsafe extern "C" fn cache_type_show(
 ) -> isize {
     // SAFETY: sysfs calls us for our disk's device.
     let vblk = unsafe { vblk_of(dev) };
-    let wb = device::virtblk_get_cache_mode(vblk.vdev) as usize;
+    // SAFETY: the attribute exists only while the disk is added, between
+    // probe and remove (`del_gendisk` drains running attribute calls).
+    let wb = device::virtblk_get_cache_mode(unsafe { vblk.bound_vdev() }) as usize;
     let s = sg_plan::CACHE_TYPES[wb];
     // SAFETY: a sysfs buffer.
     unsafe {
@@ -168,16 +171,17 @@ unsafe extern "C" fn cache_type_store(
 ) -> isize {
     // SAFETY: sysfs calls us for our disk's device.
     let vblk = unsafe { vblk_of(dev) };
-    let vdev = vblk.vdev;
+    // SAFETY: as in `cache_type_show`.
+    let vdev = unsafe { vblk.bound_vdev() };
     if !vdev.has_feature(bindings::VIRTIO_BLK_F_CONFIG_WCE) {
-        return -(bindings::EINVAL as isize);
+        return EINVAL.to_errno() as isize;
     }
     // SAFETY: sysfs passes `count` readable bytes.
     let input = unsafe { core::slice::from_raw_parts(buf.cast::<u8>(), count) };
     let Some(wb) = sg_plan::parse_cache_type(input) else {
-        return -(bindings::EINVAL as isize);
+        return EINVAL.to_errno() as isize;
     };
-    vdev.cwrite8(offset_of!(bindings::virtio_blk_config, wce), wb);
+    device::virtblk_set_cache_mode(vdev, wb);
     let q = vblk.queue();
     // SAFETY: the queue is live while the attribute exists; start/commit
     // take and release `q->limits_lock`.
@@ -207,7 +211,7 @@ unsafe extern "C" fn virtblk_attrs_are_visible(
         .cast::<bindings::device>();
     // SAFETY: our disk's device, during `device_add_disk`.
     let vblk = unsafe { vblk_of(dev) };
-    if a == CACHE_TYPE.attr() && !vblk.vdev.has_feature(bindings::VIRTIO_BLK_F_CONFIG_WCE) {
+    if a == CACHE_TYPE.attr() && !vblk.vdev().has_feature(bindings::VIRTIO_BLK_F_CONFIG_WCE) {
         return 0o444;
     }
     // SAFETY: `a` is one of our attributes.

@@ -158,6 +158,12 @@ fn queue_count_and_depth() {
     assert_eq!(num_vqs(Some(4), 3, 8), Ok(3));
     assert_eq!(num_vqs(Some(2), 8, 8), Ok(2));
     assert_eq!(num_vqs(Some(0), 0, 8), Err(()));
+    // Poll queues leave at least one queue with interrupts (C virtio_blk).
+    assert_eq!(poll_vqs(2, 1), 1);
+    assert_eq!(poll_vqs(2, 4), 1);
+    assert_eq!(poll_vqs(1, 1), 0);
+    assert_eq!(poll_vqs(4, 0), 0);
+    assert_eq!(poll_vqs(0, 1), 0);
     assert_eq!(queue_depth(0, 256, true), 256);
     assert_eq!(queue_depth(0, 256, false), 128);
     assert_eq!(queue_depth(64, 256, true), 64);
@@ -204,7 +210,7 @@ fn data_direction() {
 fn module_parameters() {
     let ok = Params::default();
     assert_eq!(check_params(&ok, 2), Ok(()));
-    let all = Params { num_queues: 2, queue_depth: MAX_QUEUE_DEPTH, sg_prealloc: 1, seg_max: MAX_SG_ELEMS - 2 };
+    let all = Params { num_queues: 2, queue_depth: MAX_QUEUE_DEPTH, sg_prealloc: 1, seg_max: MAX_SG_ELEMS - 2, poll_queues: 2 };
     assert_eq!(check_params(&all, 2), Ok(()));
     let bad = |p: Params| check_params(&p, 2).unwrap_err();
     let e = bad(Params { num_queues: 3, ..ok });
@@ -213,6 +219,8 @@ fn module_parameters() {
     let e = bad(Params { queue_depth: MAX_QUEUE_DEPTH + 1, ..ok });
     assert_eq!((e.name, e.max), ("queue_depth", 10240));
     assert_eq!(bad(Params { sg_prealloc: 2, ..ok }).name, "sg_prealloc");
+    let e = bad(Params { poll_queues: 3, ..ok });
+    assert_eq!((e.name, e.value, e.min, e.max), ("poll_queues", 3, 0, 2));
     assert_eq!(bad(Params { sg_prealloc: u32::MAX, ..ok }).name, "sg_prealloc");
     let e = bad(Params { seg_max: MAX_SG_ELEMS - 1, ..ok });
     assert_eq!((e.name, e.max), ("seg_max", 32766));

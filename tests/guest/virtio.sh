@@ -4,7 +4,9 @@
 # fio verify=crc32c at 1, 2, 3 and many segments with the chained-table
 # counter moving only beyond two, a seg_max=6 device, sg_prealloc=1, ext4,
 # read-only, discard and write zeroes, EIO injection, two queues, write
-# cache, resize, unbind/bind and rmmod with I/O in flight.
+# cache, resize, unbind/bind and rmmod with I/O in flight, poll queues
+# (io_uring --hipri completes on them), and modprobe by
+# a virtio disk's modalias (the alias modpost writes from the ID table).
 . "$REPO/tests/lib.sh"
 KO=$MODDIR/rvirtio_blk/rvirtio_blk.ko
 DBG=/sys/kernel/debug/rvirtio_blk
@@ -286,6 +288,33 @@ else
 fi
 dmesg_clean "num_queues, full ring"
 
+# --- poll queues: poll_queues=1 turns the data disk's second virtqueue into a ---------
+# --- poll queue (no interrupts); io_uring's IOPOLL (fio --hipri) completes there -------
+if insmod "$KO" poll_queues=1; then
+    ok "insmod poll_queues=1"
+    udevadm settle 2>/dev/null; sleep 1
+    DATA=$(disk_by_serial rvt-data); SMALL=$(disk_by_serial rvt-small)
+    expect_eq "two hardware queues on num-queues=2" "$(ls /sys/block/$DATA/mq | wc -l)" 2
+    expect_eq "hardware queue 0 has type default" "$(cat /sys/kernel/debug/block/$DATA/hctx0/type 2>&1)" default
+    expect_eq "hardware queue 1 has type poll" "$(cat /sys/kernel/debug/block/$DATA/hctx1/type 2>&1)" poll
+    expect_eq "polling is on (io_poll 1)" "$(sysblk $DATA queue/io_poll)" 1
+    expect_eq "no polled completions before polled I/O" "$(ctr $DATA polled)" 0
+    check "fio verify, io_uring --hipri (polled) at iodepth 8" timeout 300 bash -c \
+        "$(declare -f fio_verify); fio_verify $DATA 4k 4M 48M --ioengine=io_uring --hipri=1"
+    p1=$(ctr $DATA polled)
+    diag "polled completions: $p1; requests per virtqueue: $(ctr $DATA vq0_requests) $(ctr $DATA vq1_requests)"
+    # 1024 writes + 1024 verify reads of 4 KiB, all polled.
+    check "polled completions happened (polled $p1 >= 2048)" test "$p1" -ge 2048
+    check "they went to the poll virtqueue (vq1_requests >= 2048)" test "$(ctr $DATA vq1_requests)" -ge 2048
+    dd if=/dev/$DATA of=/dev/null bs=4k count=256 iflag=direct status=none
+    expect_eq "I/O without --hipri is not polled" "$(ctr $DATA polled)" "$p1"
+    timeout 60 rmmod rvirtio_blk
+    check "rmmod (poll queues)" bash -c '! grep -q "^rvirtio_blk " /proc/modules'
+else
+    not_ok "insmod poll_queues=1"
+fi
+dmesg_clean "poll queues"
+
 # --- surprise removal: a broken device never answers; remove ends the requests ---------------------------
 # `break_device` does what the PCI core does on surprise removal
 # (virtio_break_device); the requests in flight then only end because
@@ -343,4 +372,39 @@ else
     not_ok "insmod (surprise removal)"
 fi
 dmesg_clean "surprise removal"
+
+# --- the module alias: modprobe loads the driver for a virtio disk ---------------------
+# modpost writes the alias from the driver's ID table; udev loads a module by
+# the device's modalias with modprobe, which looks it up in a module tree
+# (depmod's modules.alias). The guest's root is the host's, read-only and
+# without a tree for this kernel (nor overlayfs in the test kernel), so the
+# tree is made under /tmp (tmpfs) and named with depmod -b / modprobe -d.
+loaded && timeout 60 rmmod rvirtio_blk
+expect_eq "modinfo: the module alias of virtio block devices" \
+    "$(modinfo -F alias "$KO" 2>&1)" "virtio:d00000002v*"
+valias=""
+for d in /sys/bus/virtio/devices/*; do
+    [[ $(cat $d/device 2>/dev/null) == 0x0002 ]] && { valias=$(cat $d/modalias); break; }
+done
+diag "a virtio block device's modalias: ${valias:-none}"
+MROOT=/tmp/rvt-modroot
+M=$MROOT/lib/modules/$(uname -r)
+mtree=0
+mkdir -p $M/extra && install -m 644 "$KO" $M/extra/rvirtio_blk.ko &&
+    touch $M/modules.order $M/modules.builtin $M/modules.builtin.modinfo &&
+    depmod -b $MROOT && mtree=1
+check "a module tree with rvirtio_blk.ko (depmod)" test $mtree == 1
+expect_eq "modprobe resolves the device's modalias to rvirtio_blk" \
+    "$(modprobe -d $MROOT --resolve-alias "$valias" 2>/dev/null)" rvirtio_blk
+if [[ -n $valias ]] && timeout 120 modprobe -d $MROOT "$valias"; then
+    ok "modprobe by the device's modalias"
+else
+    not_ok "modprobe by the device's modalias"
+fi
+check "rvirtio_blk is loaded" loaded
+udevadm settle 2>/dev/null; sleep 1
+check "the data disk is back after modprobe" test -n "$(disk_by_serial rvt-data)"
+loaded && timeout 60 rmmod rvirtio_blk
+check "rmmod after modprobe" bash -c '! grep -q "^rvirtio_blk " /proc/modules'
+dmesg_clean "modprobe"
 finish
