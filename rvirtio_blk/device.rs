@@ -376,9 +376,9 @@ impl VirtioBlk {
         if disk.is_null() {
             return "?";
         }
-        // SAFETY: the disk is set once allocated and lives as long as the
-        // state (it holds a reference to it); its name is NUL-terminated
-        // and no longer changes. (`kernel::ffi::c_char` is `u8`.)
+        // The disk is set once allocated and its name no longer changes.
+        // SAFETY: the disk lives as long as the state (which holds a
+        // reference to it); `c_char` is `u8`, the name NUL-terminated.
         let bytes: &[u8] = unsafe { &(*disk).disk_name };
         let len = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
         core::str::from_utf8(&bytes[..len]).unwrap_or("?")
@@ -598,10 +598,9 @@ pub(crate) fn probe<'b>(vdev: &'b virtio::Device<device::Core<'_>>) -> Result<Pr
     let private = Arc::into_raw(vblk.clone());
     // SAFETY: the disk is not added yet: nothing reads `private_data`.
     unsafe { (*disk).private_data = private.cast_mut().cast() };
-    // SAFETY: the disk is fully set up; the parent is bound; the groups are
-    // static.
-    let err =
-        unsafe { bindings::device_add_disk(vblk.parent_device(), disk, sysfs::GROUPS.as_groups()) };
+    let groups = sysfs::GROUPS.as_groups();
+    // SAFETY: the disk is fully set up; the parent is bound; `groups` are static.
+    let err = unsafe { bindings::device_add_disk(vblk.parent_device(), disk, groups) };
     if let Err(e) = kernel::error::to_result(err) {
         // Stop the device and its queues before the disk goes away.
         drop(vqs);
@@ -654,9 +653,9 @@ unsafe extern "C" fn virtblk_break_write(
     count: usize,
     _pos: *mut bindings::loff_t,
 ) -> isize {
-    // SAFETY: `simple_open` put the `VirtioBlk` in `private_data`; the file
-    // is removed (and its writers drained) before the state's reference in
-    // the driver data goes.
+    // The file is removed (its writers drained) before the driver data's
+    // reference to the state goes.
+    // SAFETY: `simple_open` put the live `VirtioBlk` in `private_data`.
     let vblk = unsafe { &*((*file).private_data as *const VirtioBlk) };
     pr_warn!("{}: breaking the device on request\n", vblk.disk_name());
     // SAFETY: the file is removed when the driver data drops, while the
@@ -682,9 +681,9 @@ pub(crate) fn remove(vdev: &virtio::Device<device::Core<'_>>, this: Pin<&Probed<
     // requests in flight, so `del_gendisk` would wait forever. End them.
     if vblk.vqs.iter().any(|q| q.is_broken()) {
         pr_warn!("device broken: ending the requests in flight\n");
-        // SAFETY: the queue and tag set are live; the device is broken, so
-        // it does not touch the requests any more, and `queue_rq` fails new
-        // ones (adding to a broken virtqueue fails).
+        // The device is broken: it touches no request any more, and
+        // `queue_rq` fails new ones (adding to a broken virtqueue fails).
+        // SAFETY: the queue and tag set are live; the requests are ours.
         unsafe {
             crate::blk::cancel_all_requests(
                 (*disk).queue,

@@ -284,12 +284,11 @@ fn virtblk_add_req(
         (Some(d), false) => ([hdr.entry(), d, status.entry()], 3, 1),
         (None, _) => ([hdr.entry(), status.entry(), status.entry()], 2, 1),
     };
-    // SAFETY: the header, the status byte and the table live in the request's
-    // PDU, the data in its bios (or its special payload, in the PDU too), all
-    // in the linear map, and nothing touches them until the device hands
-    // `req` back: the request is only ended after `get_buf` returned it (or,
-    // for a broken device, once the device will never use it again); `hdr`
-    // and `status` are copied into descriptors by `virtqueue_add_sgs`.
+    // The header, status byte and table live in the request's PDU, the data
+    // in its bios (or its special payload, in the PDU too), all in the
+    // linear map. The request is only ended after `get_buf` returned it (or,
+    // for a broken device, once the device will never use it again).
+    // SAFETY: so the memory the lists describe stays valid until `req` is back.
     unsafe { g.add_sgs(&sgs[..n], out, req) }
 }
 

@@ -131,9 +131,8 @@ impl DebugfsDir {
         if root.is_null() {
             return Self::none();
         }
-        // SAFETY: `name` is NUL-terminated; `root` is the root directory,
-        // which outlives every device (removed after the driver is
-        // unregistered).
+        // The root is removed after the driver is unregistered.
+        // SAFETY: `name` is NUL-terminated; `root` outlives every device.
         let d = unsafe { bindings::debugfs_create_dir(name.as_char_ptr(), root) };
         // SAFETY: `IS_ERR` only looks at the value.
         if d.is_null() || unsafe { bindings::IS_ERR(d.cast()) } {
