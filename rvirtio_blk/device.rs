@@ -382,7 +382,7 @@ pub(crate) fn probe<'b>(vdev: &'b virtio::Device<device::Core<'_>>) -> Result<Pr
             vdev: ARef::from(&**vdev),
             vqs: queues,
             first_chunk,
-            max_discard_segments: limits.max_discard_segments,
+            max_discard_segments: limits.max_discard_segments.into(),
             stats: Stats::default(),
             serial: SetOnce::new(),
         },
@@ -400,9 +400,11 @@ pub(crate) fn probe<'b>(vdev: &'b virtio::Device<device::Core<'_>>) -> Result<Pr
     );
 
     // (No `BLK_MQ_F_SHOULD_MERGE`: 7.3 merges by default.)
+    let bound: &virtio::Device<device::Bound> = vdev;
+    let dev: &device::Device<device::Bound> = bound.as_ref();
     let tag_set = Arc::pin_init(
         TagSet::new_for_device(
-            vdev,
+            dev,
             HwQueues {
                 default: nr_hw - npoll,
                 poll: npoll,
@@ -425,8 +427,8 @@ pub(crate) fn probe<'b>(vdev: &'b virtio::Device<device::Core<'_>>) -> Result<Pr
         .write_cache(virtblk_get_cache_mode(vdev) != 0)
         .read_only(vdev.has_feature(uapi::VIRTIO_BLK_F_RO))
         .capacity_sectors(capacity)
-        .parent(vdev)
-        .owner(&crate::THIS_MODULE);
+        .parent(dev)
+        .owner(kernel::module::this_module::<crate::LocalModule>());
     // The disk's first I/O (the partition scan) needs the device.
     vdev.device_ready();
     let disk = builder.build(fmt!("{}", name), tag_set, vblk.clone())?;

@@ -26,7 +26,7 @@ use kernel::{
     block::mq::{self, attribute::AttributeGroups, Command, HwQueue, Operations, Refused},
     prelude::*,
     scatterlist::{ChainedSgTable, SingleSg},
-    sync::{aref::ARef, Arc},
+    sync::{aref::ARef, Arc, ArcBorrow},
     types::Opaque,
     uapi,
     virtio::{Queue, QueueGuard},
@@ -170,7 +170,7 @@ fn op_of(req: &Request) -> Op {
 
 /// C `virtblk_setup_cmd`: fills the out header (and the range payload of
 /// discard / write zeroes).
-fn virtblk_setup_cmd(vblk: &VirtioBlk, req: &Request, o: &mut OwnedProj<'_>) -> Result {
+fn virtblk_setup_cmd(vblk: &VirtioBlk, req: &Request, o: &mut OwnedProjection<'_>) -> Result {
     let vdev = vblk.vdev();
     let cmd = match sg_plan::setup_cmd(op_of(req), req.sector()) {
         Ok(Some(cmd)) => cmd,
@@ -195,7 +195,7 @@ fn virtblk_setup_discard_write_zeroes(
     vblk: &VirtioBlk,
     req: &Request,
     unmap: bool,
-    o: &mut OwnedProj<'_>,
+    o: &mut OwnedProjection<'_>,
 ) -> Result {
     let segments = req.nr_discard_segments().max(1) as usize;
     o.ranges.reserve(segments, GFP_ATOMIC)?;
@@ -217,7 +217,7 @@ fn virtblk_setup_discard_write_zeroes(
 }
 
 /// C `virtblk_map_data`: builds the data scatterlist.
-fn virtblk_map_data(vblk: &VirtioBlk, req: &Request, o: &mut OwnedProj<'_>) -> Result {
+fn virtblk_map_data(vblk: &VirtioBlk, req: &Request, o: &mut OwnedProjection<'_>) -> Result {
     let n = req.map_sg(o.sg.as_mut())?;
     if n > 0 {
         vblk.stats.mapped(o.sg.orig_nents(), vblk.first_chunk);
@@ -228,7 +228,7 @@ fn virtblk_map_data(vblk: &VirtioBlk, req: &Request, o: &mut OwnedProj<'_>) -> R
 /// C `virtblk_unmap_data` and `virtblk_cleanup_cmd`: frees a chained table,
 /// if any, for a request that does not reach the device or came back from
 /// it.
-fn virtblk_cleanup(vblk: &VirtioBlk, o: &mut OwnedProj<'_>) {
+fn virtblk_cleanup(vblk: &VirtioBlk, o: &mut OwnedProjection<'_>) {
     if o.sg.is_allocated() {
         vblk.stats.unmapped(o.sg.orig_nents(), vblk.first_chunk);
         o.sg.as_mut().free();
@@ -264,7 +264,7 @@ fn virtblk_add_req(
     // the device gave back its token; `req` is not used once `add_sgs`
     // returned (the device may complete it at once).
     // SAFETY: So this reference lives long enough.
-    let req: &Request = unsafe { &*ptr::from_ref::<Request>(&rq) };
+    let req: &Request = unsafe { &*ptr::from_ref::<Request>(&*rq) };
     let data = req.data();
     // SAFETY: We own the request; this is the only reference to its owned
     // data until it goes to the device below.
@@ -329,7 +329,8 @@ impl Operations for VirtioMq {
     }
 
     /// C `virtio_queue_rq`.
-    fn queue_rq(vblk: &VirtioBlk, rq: ARef<Request>, is_last: bool) -> Result<(), Refused<Self>> {
+    fn queue_rq(vblk: ArcBorrow<'_, VirtioBlk>, rq: ARef<Request>, is_last: bool) -> Result<(), Refused<Self>> {
+        let vblk: &VirtioBlk = &vblk;
         if let Err(e) = virtblk_prep_rq(vblk, &rq) {
             // `ENOMEM` requeues the request, `EOPNOTSUPP` fails it.
             return Err(Refused::new(rq, e));
@@ -376,7 +377,7 @@ impl Operations for VirtioMq {
     const QUEUE_RQS: bool = true;
 
     /// C `virtio_commit_rqs`: kick what `queue_rq` left unkicked.
-    fn commit_rqs(vblk: &VirtioBlk, hw_queue: HwQueue) {
+    fn commit_rqs(vblk: ArcBorrow<'_, VirtioBlk>, hw_queue: HwQueue) {
         let q = &vblk.vqs[hw_queue.index() as usize];
         let kick = q.lock().kick_prepare();
         if kick {
@@ -388,20 +389,20 @@ impl Operations for VirtioMq {
     fn complete(rq: ARef<Request>) {
         let vblk = rq.queue_data();
         let status = rq.data().status();
-        cleanup_owned(vblk, &rq);
+        cleanup_owned(&vblk, &rq);
         let result = match sg_plan::result(status) {
             sg_plan::Status::Ok => Ok(()),
             sg_plan::Status::NotSupported => Err(EOPNOTSUPP),
             sg_plan::Status::IoErr => Err(EIO),
         };
         if Request::end(rq, result).is_err() {
-            pr_warn_once!("rvirtio_blk: a completed request is still referenced\n");
+            pr_warn!("a completed request is still referenced\n");
         }
     }
 
     /// C `virtblk_poll`: completes what the device used on a poll queue;
     /// returns how many.
-    fn poll(vblk: &VirtioBlk, hw_queue: HwQueue) -> u32 {
+    fn poll(vblk: ArcBorrow<'_, VirtioBlk>, hw_queue: HwQueue) -> u32 {
         let q = &vblk.vqs[hw_queue.index() as usize];
         let mut found = 0;
         let mut last = None;

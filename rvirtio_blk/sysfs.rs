@@ -36,7 +36,8 @@ fn emit(page: &mut [u8; PAGE_SIZE], s: &[u8]) -> usize {
 impl AttributeOperations<0> for VirtioMq {
     /// The serial, without a newline, as C.
     fn show(disk: &Disk<Self>, page: &mut [u8; PAGE_SIZE]) -> Result<usize> {
-        let serial = disk.queue_data().serial();
+        let vblk = disk.queue_data();
+        let serial = vblk.serial();
         Ok(emit(page, &serial[..sg_plan::serial_len(serial)]))
     }
 }
@@ -45,9 +46,10 @@ impl AttributeOperations<0> for VirtioMq {
 impl AttributeOperations<1> for VirtioMq {
     /// `write back` or `write through`.
     fn show(disk: &Disk<Self>, page: &mut [u8; PAGE_SIZE]) -> Result<usize> {
+        let vblk = disk.queue_data();
         // SAFETY: The attribute exists only while the device is bound (see
         // the module documentation).
-        let vdev = unsafe { disk.queue_data().bound_vdev() };
+        let vdev = unsafe { vblk.bound_vdev() };
         let wb = device::virtblk_get_cache_mode(vdev) as usize;
         let s = sg_plan::CACHE_TYPES[wb].as_bytes();
         page[..s.len()].copy_from_slice(s);
@@ -57,8 +59,9 @@ impl AttributeOperations<1> for VirtioMq {
 
     /// Switches the device's cache mode, and the disk's write cache with it.
     fn store(disk: &Disk<Self>, input: &[u8]) -> Result {
+        let vblk = disk.queue_data();
         // SAFETY: As for `show`.
-        let vdev = unsafe { disk.queue_data().bound_vdev() };
+        let vdev = unsafe { vblk.bound_vdev() };
         if !vdev.has_feature(uapi::VIRTIO_BLK_F_CONFIG_WCE) {
             return Err(EINVAL);
         }
