@@ -218,6 +218,11 @@ fn virtblk_setup_discard_write_zeroes(
 
 /// C `virtblk_map_data`: builds the data scatterlist.
 fn virtblk_map_data(vblk: &VirtioBlk, req: &Request, o: &mut OwnedProjection<'_>) -> Result {
+    // Discard and write zeroes carry ranges, not data pages (their bios
+    // have no vectors to map).
+    if !o.ranges.is_empty() {
+        return Ok(());
+    }
     let n = req.map_sg(o.sg.as_mut())?;
     if n > 0 {
         vblk.stats.mapped(o.sg.orig_nents(), vblk.first_chunk);
