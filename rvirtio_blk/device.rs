@@ -15,7 +15,7 @@
 use crate::{
     request::{self, VirtioMq},
     sg_plan,
-    stats::{DebugfsDir, Stats},
+    stats::{self, Stats},
 };
 use core::sync::atomic::{AtomicU64, Ordering};
 use kernel::{
@@ -183,7 +183,7 @@ impl WorkItem for DiskState {
 /// The driver data of a bound device. Fields drop in this order (see the
 /// module documentation).
 pub(crate) struct Probed<'bound> {
-    debugfs: DebugfsDir,
+    debugfs: stats::DiskDir<VirtioBlk>,
     vqs: Virtqueues<'bound, VirtBlkVq>,
     disk: Arc<DiskState>,
     vblk: Arc<VirtioBlk>,
@@ -437,8 +437,6 @@ pub(crate) fn probe<'b>(vdev: &'b virtio::Device<device::Core<'_>>) -> Result<Pr
         vblk.serial.populate(serial);
     }
 
-    let debugfs = CString::try_from_fmt(fmt!("{}", name))
-        .map_or_else(|_| DebugfsDir::none(), |n| DebugfsDir::create_in_root(&n));
     let state = Arc::pin_init(
         pin_init!(DiskState {
             disk <- new_mutex!(Some(disk)),
@@ -447,24 +445,7 @@ pub(crate) fn probe<'b>(vdev: &'b virtio::Device<device::Core<'_>>) -> Result<Pr
         GFP_KERNEL,
     )?;
     // (Nothing below may fail.)
-    // SAFETY: `vblk` outlives its debugfs directory (removed first when
-    // `Probed` drops).
-    unsafe { debugfs.add_stats(&vblk.stats) };
-    let vblk_ptr: *const VirtioBlk = &*vblk;
-    // SAFETY: As above.
-    unsafe {
-        debugfs.trigger_file(
-            c"break_device".as_char_ptr(),
-            vblk_ptr.cast_mut().cast(),
-            &BREAK_FOPS,
-        )
-    };
-    for (i, q) in vblk.vqs.iter().enumerate() {
-        if let Ok(name) = CString::try_from_fmt(fmt!("vq{}_requests", i)) {
-            // SAFETY: As above; debugfs copies the name.
-            unsafe { debugfs.u64_file(name.as_char_ptr(), &q.data().submitted) };
-        }
-    }
+    let debugfs = stats::DiskDir::new(name, vblk.clone());
     Ok(Probed {
         debugfs,
         vqs,
@@ -474,30 +455,27 @@ pub(crate) fn probe<'b>(vdev: &'b virtio::Device<device::Core<'_>>) -> Result<Pr
     })
 }
 
-/// `break_device` debugfs write: `virtio_break_device()`, as a surprise
-/// removal does.
-///
-/// # Safety
-///
-/// `file` is a debugfs file created by probe with the `VirtioBlk` as data.
-unsafe extern "C" fn virtblk_break_write(
-    file: *mut kernel::bindings::file,
-    _buf: *const kernel::ffi::c_char,
-    count: usize,
-    _pos: *mut kernel::bindings::loff_t,
-) -> isize {
-    // The file is removed (its writers drained) before the driver data's
-    // reference to the state goes.
-    // SAFETY: `simple_open` put the live `VirtioBlk` in `private_data`.
-    let vblk = unsafe { &*((*file).private_data as *const VirtioBlk) };
-    pr_warn!("breaking the device on request\n");
-    // SAFETY: The file is removed when the driver data drops, while the
-    // device is still being unbound (breaking a reset device is harmless).
-    unsafe { vblk.bound_vdev() }.break_device();
-    count as isize
-}
+/// What the disk's debugfs directory shows.
+impl stats::Shown for VirtioBlk {
+    fn stats(&self) -> &Stats {
+        &self.stats
+    }
 
-static BREAK_FOPS: crate::stats::TriggerFops = crate::stats::TriggerFops::new(virtblk_break_write);
+    fn vq_requests(&self) -> impl Iterator<Item = &AtomicU64> {
+        self.vqs.iter().map(|q| &q.data().submitted)
+    }
+
+    /// `virtio_break_device()`, as a surprise removal does.
+    fn break_device(&self, _write: &stats::BreakWrite) {
+        pr_warn!("breaking the device on request\n");
+        // This runs only in a write to the `break_device` file of the disk's
+        // debugfs directory, which is removed (its writers drained) when the
+        // driver data (`Probed`) drops, while the device is still being
+        // unbound (breaking a reset device is harmless).
+        // SAFETY: The device is bound while the directory exists.
+        unsafe { self.bound_vdev() }.break_device();
+    }
+}
 
 /// `virtio_driver.remove` (C `virtblk_remove`): also the unbind and rmmod
 /// path. `del_gendisk` drains in-flight requests (the device still answers)

@@ -334,7 +334,11 @@ impl Operations for VirtioMq {
     }
 
     /// C `virtio_queue_rq`.
-    fn queue_rq(vblk: ArcBorrow<'_, VirtioBlk>, rq: ARef<Request>, is_last: bool) -> Result<(), Refused<Self>> {
+    fn queue_rq(
+        vblk: ArcBorrow<'_, VirtioBlk>,
+        rq: ARef<Request>,
+        is_last: bool,
+    ) -> Result<(), Refused<Self>> {
         let vblk: &VirtioBlk = &vblk;
         if let Err(e) = virtblk_prep_rq(vblk, &rq) {
             // `ENOMEM` requeues the request, `EOPNOTSUPP` fails it.
@@ -409,51 +413,71 @@ impl Operations for VirtioMq {
     /// returns how many.
     fn poll(vblk: ArcBorrow<'_, VirtioBlk>, hw_queue: HwQueue) -> u32 {
         let q = &vblk.vqs[hw_queue.index() as usize];
-        let mut found = 0;
-        let mut last = None;
+        let mut done = Completions::default();
         let mut g = q.lock();
+        // (A polled request completes right here, in the poller's context.)
         while let Some((rq, _len)) = g.get_buf() {
-            // (A polled request completes right here, in the poller's
-            // context.)
-            if let Some(prev) = last.replace(rq) {
-                Request::complete(prev);
-            }
-            found += 1;
+            done.add(rq);
         }
         drop(g);
-        if let Some(rq) = last {
+        let found = done.finish();
+        if found > 0 {
             vblk.stats
                 .polled
                 .fetch_add(found.into(), core::sync::atomic::Ordering::Relaxed);
-            // In case the queue was stopped waiting for free descriptors.
-            rq.start_stopped_hw_queues();
-            Request::complete(rq);
         }
         found
     }
 }
 
+/// The requests one pass over a ring got back from the device, completed as
+/// they come except the last one, held back by [`Completions::finish`] as
+/// the handle of the disk's queue.
+#[derive(Default)]
+struct Completions {
+    /// The last request got back, not completed yet.
+    last: Option<ARef<Request>>,
+    /// Requests got back.
+    found: u32,
+}
+
+impl Completions {
+    /// Completes the request got back before `rq` and holds `rq`.
+    fn add(&mut self, rq: ARef<Request>) {
+        if let Some(prev) = self.last.replace(rq) {
+            Request::complete(prev);
+        }
+        self.found += 1;
+    }
+
+    /// Restarts the hardware queues, in case one was stopped waiting for
+    /// free descriptors, if any request came back (C
+    /// `blk_mq_start_stopped_hw_queues` after the loop), then completes the
+    /// last one; returns how many came back.
+    fn finish(self) -> u32 {
+        if let Some(rq) = self.last {
+            rq.start_stopped_hw_queues();
+            Request::complete(rq);
+        }
+        self.found
+    }
+}
+
 /// The virtqueue callback (C `virtblk_done`), in interrupt context.
 pub(crate) fn virtblk_done(q: &Queue<VirtBlkVq>) {
-    let mut last = None;
+    let mut done = Completions::default();
     let mut g = q.lock();
     loop {
         g.disable_cb();
         while let Some((rq, _len)) = g.get_buf() {
-            if let Some(prev) = last.replace(rq) {
-                Request::complete(prev);
-            }
+            done.add(rq);
         }
         if g.enable_cb() {
             break;
         }
     }
     drop(g);
-    if let Some(rq) = last {
-        // In case the queue was stopped waiting for free descriptors.
-        rq.start_stopped_hw_queues();
-        Request::complete(rq);
-    }
+    done.finish();
 }
 
 /// Ends the requests of a broken device still in `q`'s ring (upstream

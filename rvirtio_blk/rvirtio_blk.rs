@@ -158,14 +158,14 @@ impl virtio::Driver for VirtioBlkDriver {
 struct RVirtioBlk {
     #[pin]
     _driver: driver::Registration<virtio::Adapter<VirtioBlkDriver>>,
-    _debugfs: stats::RootDir,
+    _debugfs: stats::Root,
 }
 
 impl kernel::InPlaceModule for RVirtioBlk {
     fn init(module: &'static ThisModule) -> impl PinInit<Self, Error> {
         let params = check_params();
         try_pin_init!(Self {
-            _debugfs: params.map(|()| stats::DebugfsDir::create_root())?,
+            _debugfs: params.map(|()| stats::Root::new())?,
             _driver <- driver::Registration::new(c"rvirtio_blk", module),
         }? Error)
     }
