@@ -502,8 +502,9 @@ impl Operations for NullQueue {
     type QueueData = KBox<QueueData>;
     /// The `irqmode=2` timer (`timer.rs`), as C null_blk's `cmd->timer`.
     type RequestData = RequestTimer;
+    type TagSetData = ();
 
-    fn new_request_data() -> impl PinInit<RequestTimer, Error> {
+    fn new_request_data(_tag_set_data: &()) -> impl PinInit<RequestTimer, Error> {
         RequestTimer::new()
     }
 
@@ -589,7 +590,7 @@ impl Operations for NullQueue {
         Ok(())
     }
 
-    fn commit_rqs(_queue_data: &QueueData) {}
+    fn commit_rqs(_queue_data: &QueueData, _hw_queue: mq::HwQueue) {}
 
     fn timeout(queue_data: &QueueData, rq: ARef<mq::Request<Self>>) -> TimeoutAction {
         if rq.data_ref().set_dropped(false) {

@@ -1,48 +1,72 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The I/O path: `queue_rq` → `virtblk_setup_cmd` → `virtblk_map_data` →
-//! `virtblk_add_req` → kick; the virtqueue interrupt → `virtblk_done` →
-//! `blk_mq_complete_request` → `virtblk_request_done` → `virtblk_unmap_data`
-//! → `blk_mq_end_request`.
+//! The I/O path, as blk-mq [`Operations`]: `queue_rq` → `virtblk_setup_cmd`
+//! → `virtblk_map_data` → `virtblk_add_req` → kick; the virtqueue interrupt
+//! → `virtblk_done` → `Request::complete` → `complete` →
+//! `virtblk_unmap_data` → `Request::end`.
 //!
-//! Every request carries a [`VirtblkReq`] (the blk-mq PDU, initialised by
-//! `init_request`, dropped by `exit_request`): the out header, the status
-//! byte the device writes, the discard ranges and the scatterlist table with
-//! [`sg_plan::INLINE_SG_CNT`] inline entries; with `sg_prealloc=1` the table's
-//! first chunk is instead `seg_max` entries allocated with the request.
-//! Requests with more segments than the first chunk chain a table from the SG
-//! pool, freed at completion.
+//! Every request carries a [`VirtblkReq`] (its driver data, made by
+//! `new_request_data` when blk-mq allocates the request): the out header, the
+//! status byte the device writes, the discard ranges and the scatterlist
+//! table with [`sg_plan::INLINE_SG_CNT`] inline entries; with
+//! `sg_prealloc=1` the table's first chunk is instead `seg_max` entries
+//! allocated with the request. Requests with more segments than the first
+//! chunk chain a table from the SG pool, freed at completion.
 //!
 //! A request in the ring is the token of its virtqueue buffer: the device
-//! hands it back with the buffer, and whoever holds the [`Request`] owns it.
+//! hands it back with the buffer, and whoever holds the [`ARef`] owns it.
 
 use crate::{
-    blk::{self, BlkStatus, Request},
     device::{VirtBlkVq, VirtioBlk},
-    sg_plan,
+    sg_plan::{self, Op},
+    stats,
 };
-use core::{ffi::c_void, mem::size_of, pin::Pin, ptr};
+use core::{cell::UnsafeCell, mem::size_of, pin::Pin, ptr};
 use kernel::{
-    bindings,
+    block::mq::{self, attribute::AttributeGroups, Command, HwQueue, Operations, Refused},
     prelude::*,
     scatterlist::{ChainedSgTable, SingleSg},
+    sync::{aref::ARef, Arc, ArcBorrow},
     types::Opaque,
+    uapi,
     virtio::{Queue, QueueGuard},
 };
+use pin_init::Wrapper;
 
 /// Inline scatterlist entries per request (C `VIRTIO_BLK_INLINE_SG_CNT`).
 const INLINE: usize = sg_plan::INLINE_SG_CNT as usize;
 
+/// A request of an rvirtio_blk disk.
+pub(crate) type Request = mq::Request<VirtioMq>;
+
+/// The blk-mq operations of rvirtio_blk disks (C `virtio_mq_ops`).
+pub(crate) struct VirtioMq;
+
 /// The per-request driver data (C `struct virtblk_req`).
 #[pin_data]
 pub(crate) struct VirtblkReq {
-    /// Header the device reads.
-    out_hdr: bindings::virtio_blk_outhdr,
+    /// What only the owner of the request touches, see [`VirtblkReq::owned`].
+    #[pin]
+    owned: UnsafeCell<Owned>,
     /// Status byte the device writes (`VIRTIO_BLK_S_*`).
     status: Opaque<u8>,
+}
+
+// SAFETY: `owned` is only reached by the owner of the request, one thread at
+// a time (see `VirtblkReq::owned`), and `status` only with volatile byte
+// accesses while the device does not own the buffer.
+unsafe impl Sync for VirtblkReq {}
+// SAFETY: Every field may be dropped on any thread.
+unsafe impl Send for VirtblkReq {}
+
+/// The part of a [`VirtblkReq`] the owner of the request writes.
+#[pin_data]
+pub(crate) struct Owned {
+    /// Header the device reads.
+    out_hdr: uapi::virtio_blk_outhdr,
     /// The data (or range table) goes to the device (`type & VIRTIO_BLK_T_OUT`).
     data_out: bool,
-    /// Discard / write-zeroes ranges (the request's special payload).
+    /// Discard / write-zeroes ranges, the data of such a request.
     ranges: KVec<sg_plan::Range>,
     /// Data scatterlist.
     #[pin]
@@ -50,8 +74,8 @@ pub(crate) struct VirtblkReq {
 }
 
 impl VirtblkReq {
-    /// The driver data of a request of `vblk`: `first_chunk` entries in the
-    /// table's first chunk (more than the inline ones: preallocated).
+    /// The driver data of a request: `first_chunk` entries in the table's
+    /// first chunk (more than the inline ones: preallocated).
     fn new(first_chunk: u32) -> impl PinInit<Self, Error> {
         let prealloc = if first_chunk as usize > INLINE {
             first_chunk
@@ -59,572 +83,410 @@ impl VirtblkReq {
             0
         };
         try_pin_init!(Self {
-            out_hdr: bindings::virtio_blk_outhdr {
-                type_: 0,
-                ioprio: 0,
-                sector: 0,
-            },
+            owned <- UnsafeCell::pin_init(try_pin_init!(Owned {
+                out_hdr: uapi::virtio_blk_outhdr {
+                    type_: 0,
+                    ioprio: 0,
+                    sector: 0,
+                },
+                data_out: false,
+                ranges: KVec::new(),
+                sg <- ChainedSgTable::new(prealloc),
+            }? Error)),
             status: Opaque::new(sg_plan::VIRTIO_BLK_S_IOERR),
-            data_out: false,
-            ranges: KVec::new(),
-            sg <- ChainedSgTable::new(prealloc),
         }? Error)
     }
 
-    /// Per-request memory for `first_chunk` entries: the PDU and, with
-    /// `sg_prealloc=1`, the entries allocated with it.
+    /// Per-request memory for `first_chunk` entries: the driver data and,
+    /// with `sg_prealloc=1`, the entries allocated with it.
     pub(crate) fn pdu_bytes(first_chunk: u32) -> usize {
         let prealloc = if first_chunk as usize > INLINE {
-            first_chunk as usize * crate::stats::sg_size()
+            first_chunk as usize * stats::sg_size()
         } else {
             0
         };
         size_of::<VirtblkReq>() + prealloc
     }
 
-    /// The PDU of `req`.
+    /// The part of the data only the request's owner writes.
     ///
     /// # Safety
     ///
-    /// `req` is owned by the caller, who makes no other reference to its PDU
-    /// while the returned one lives (the PDU lives as long as the request,
-    /// initialised by `init_request`). The lifetime is not tied to `req`, so
-    /// that `req` itself can be handed to the virtqueue as the buffer's token
-    /// while the scatterlists describing its PDU are passed along.
-    unsafe fn of<'a>(req: &Request) -> Pin<&'a mut VirtblkReq> {
-        // SAFETY: per the caller; the PDU never moves (it is part of the
-        // request's allocation).
-        unsafe { Pin::new_unchecked(&mut *req.pdu::<VirtblkReq>()) }
+    /// The caller owns the request (between blk-mq handing it to
+    /// `queue_rq` and the driver ending it, the device having given it
+    /// back; or while it sets up a driver-private request), and makes no
+    /// other reference to the owned part while the returned one lives.
+    unsafe fn owned(self: Pin<&Self>) -> Pin<&mut Owned> {
+        // SAFETY: Per the caller the reference is unique; `owned` is
+        // structurally pinned, so it never moves while the request data
+        // lives.
+        unsafe { Pin::new_unchecked(&mut *self.owned.get()) }
     }
 
-    /// Projects the pinned data to its fields.
-    fn proj(self: Pin<&mut Self>) -> VirtblkReqProj<'_> {
-        // SAFETY: only `sg` is structurally pinned, and it is handed out
-        // pinned; nothing is moved out.
-        let this = unsafe { self.get_unchecked_mut() };
-        VirtblkReqProj {
-            out_hdr: &mut this.out_hdr,
-            status: &this.status,
-            data_out: &mut this.data_out,
-            ranges: &mut this.ranges,
-            // SAFETY: `sg` is structurally pinned.
-            sg: unsafe { Pin::new_unchecked(&mut this.sg) },
-        }
-    }
-}
-
-/// The fields of a pinned [`VirtblkReq`].
-struct VirtblkReqProj<'a> {
-    out_hdr: &'a mut bindings::virtio_blk_outhdr,
-    status: &'a Opaque<u8>,
-    data_out: &'a mut bool,
-    ranges: &'a mut KVec<sg_plan::Range>,
-    sg: Pin<&'a mut ChainedSgTable<INLINE>>,
-}
-
-impl VirtblkReqProj<'_> {
     /// The status byte the device wrote.
     fn status(&self) -> u8 {
-        // SAFETY: the device finished with the buffer (or never got it): a
-        // plain read of the byte.
+        // SAFETY: The byte is valid; the device finished with the buffer
+        // (or never got it), so this races with no write.
         unsafe { ptr::read_volatile(self.status.get()) }
     }
 
+    /// Sets the status byte while the device does not own the buffer.
     fn set_status(&self, v: u8) {
-        // SAFETY: the device does not own the buffer now (before it is added
-        // or after it came back): a plain write of the byte.
+        // SAFETY: The byte is valid; the device does not own the buffer now
+        // (before it is added or after it came back).
         unsafe { ptr::write_volatile(self.status.get(), v) };
+    }
+
+    /// Fills the header of the driver's own GET_ID request.
+    ///
+    /// # Safety
+    ///
+    /// As for [`VirtblkReq::owned`].
+    pub(crate) unsafe fn setup_get_id(self: Pin<&Self>, vblk: &VirtioBlk) {
+        // SAFETY: Per the caller.
+        let owned = unsafe { self.owned() };
+        let o = owned.project();
+        o.out_hdr.type_ = vblk.vdev().cpu_to_virtio32(sg_plan::VIRTIO_BLK_T_GET_ID);
+        o.out_hdr.ioprio = 0;
+        o.out_hdr.sector = 0;
+        *o.data_out = false;
     }
 }
 
-/// Fills the header of the driver's own GET_ID request.
-///
-/// # Safety
-///
-/// As for [`VirtblkReq::of`].
-pub(crate) unsafe fn setup_get_id(vblk: &VirtioBlk, req: &Request) {
-    // SAFETY: per the caller.
-    let v = unsafe { VirtblkReq::of(req) }.proj();
-    v.out_hdr.type_ = vblk.vdev().cpu_to_virtio32(sg_plan::VIRTIO_BLK_T_GET_ID);
-    v.out_hdr.ioprio = 0;
-    v.out_hdr.sector = 0;
-    *v.data_out = false;
-}
-
-/// The status byte of a request the driver executed itself (GET_ID).
-///
-/// # Safety
-///
-/// As for [`VirtblkReq::of`]; the request completed.
-pub(crate) unsafe fn status_of(req: &Request) -> u8 {
-    // SAFETY: per the caller.
-    unsafe { VirtblkReq::of(req) }.proj().status()
+/// The operation, as the pure logic knows it.
+fn op_of(req: &Request) -> Op {
+    match req.command() {
+        Command::Read => Op::Read,
+        Command::Write => Op::Write,
+        Command::Flush => Op::Flush,
+        Command::Discard => Op::Discard,
+        Command::WriteZeroes => Op::WriteZeroes {
+            nounmap: req.is_nounmap(),
+        },
+        Command::DriverIn => Op::DrvIn,
+        _ => Op::Other,
+    }
 }
 
 /// C `virtblk_setup_cmd`: fills the out header (and the range payload of
 /// discard / write zeroes).
-fn virtblk_setup_cmd(vblk: &VirtioBlk, req: &Request, v: &mut VirtblkReqProj<'_>) -> BlkStatus {
+fn virtblk_setup_cmd(vblk: &VirtioBlk, req: &Request, o: &mut OwnedProjection<'_>) -> Result {
     let vdev = vblk.vdev();
-    let cmd = match sg_plan::setup_cmd(req.op(), req.pos()) {
+    let cmd = match sg_plan::setup_cmd(op_of(req), req.sector()) {
         Ok(Some(cmd)) => cmd,
         // The submitter (GET_ID) prepared the header and `data_out`.
-        Ok(None) => return blk::BLK_STS_OK,
-        Err(sg_plan::CmdError::NotSupported) => return blk::errno_status(EOPNOTSUPP),
+        Ok(None) => return Ok(()),
+        Err(sg_plan::CmdError::NotSupported) => return Err(EOPNOTSUPP),
     };
-    v.out_hdr.type_ = vdev.cpu_to_virtio32(cmd.type_);
-    v.out_hdr.ioprio = 0;
-    v.out_hdr.sector = vdev.cpu_to_virtio64(cmd.sector);
-    *v.data_out = sg_plan::data_out(cmd.type_);
-    if cmd.ranges && virtblk_setup_discard_write_zeroes(req, cmd.unmap, v).is_err() {
-        return blk::BLK_STS_RESOURCE;
+    o.out_hdr.type_ = vdev.cpu_to_virtio32(cmd.type_);
+    o.out_hdr.ioprio = vdev.cpu_to_virtio32(req.ioprio().into());
+    o.out_hdr.sector = vdev.cpu_to_virtio64(cmd.sector);
+    *o.data_out = sg_plan::data_out(cmd.type_);
+    o.ranges.clear();
+    if cmd.ranges {
+        virtblk_setup_discard_write_zeroes(vblk, req, cmd.unmap, o).map_err(|_| ENOMEM)?;
     }
-    blk::BLK_STS_OK
+    Ok(())
 }
 
 /// C `virtblk_setup_discard_write_zeroes_erase`: one range per bio (or one
 /// for the whole request when the device takes a single range).
 fn virtblk_setup_discard_write_zeroes(
+    vblk: &VirtioBlk,
     req: &Request,
     unmap: bool,
-    v: &mut VirtblkReqProj<'_>,
+    o: &mut OwnedProjection<'_>,
 ) -> Result {
     let segments = req.nr_discard_segments().max(1) as usize;
-    v.ranges.clear();
-    v.ranges.reserve(segments, GFP_ATOMIC)?;
-    if req.max_discard_segments() <= 1 {
-        let r = sg_plan::Range::new(
-            req.pos(),
-            sg_plan::bytes_to_sectors(req.bytes() as u64) as u32,
-            unmap,
-        );
-        v.ranges.push_within_capacity(r).map_err(|_| ENOMEM)?;
+    o.ranges.reserve(segments, GFP_ATOMIC)?;
+    if vblk.max_discard_segments <= 1 {
+        let r = sg_plan::Range::new(req.sector(), req.sectors(), unmap);
+        o.ranges.push_within_capacity(r).map_err(|_| ENOMEM)?;
     } else {
-        let ranges = &mut *v.ranges;
-        req.for_each_bio(|sector, bytes| {
-            if ranges.len() < segments {
-                let r = sg_plan::Range::new(
-                    sector,
-                    sg_plan::bytes_to_sectors(bytes as u64) as u32,
-                    unmap,
-                );
-                // (Capacity reserved above.)
-                let _ = ranges.push_within_capacity(r);
-            }
-        });
+        for bio in req.bios().take(segments) {
+            let r = sg_plan::Range::new(
+                bio.sector(),
+                sg_plan::bytes_to_sectors(bio.size().into()) as u32,
+                unmap,
+            );
+            // (Capacity reserved above.)
+            let _ = o.ranges.push_within_capacity(r);
+        }
     }
-    let len = u32::try_from(v.ranges.len() * size_of::<sg_plan::Range>()).map_err(|_| EINVAL)?;
-    // SAFETY: the ranges are kmalloc'ed, live in the request's data and stay
-    // unchanged until `clear_special_payload` (at completion or failure).
-    unsafe { req.set_special_payload(v.ranges.as_mut_ptr().cast(), len) };
     Ok(())
 }
 
 /// C `virtblk_map_data`: builds the data scatterlist.
-fn virtblk_map_data(vblk: &VirtioBlk, req: &Request, v: &mut VirtblkReqProj<'_>) -> Result {
-    let nseg = req.nr_phys_segments();
-    if nseg == 0 {
+fn virtblk_map_data(vblk: &VirtioBlk, req: &Request, o: &mut OwnedProjection<'_>) -> Result {
+    // Discard and write zeroes carry ranges, not data pages (their bios
+    // have no vectors to map).
+    if !o.ranges.is_empty() {
         return Ok(());
     }
-    v.sg.as_mut().alloc(nseg).map_err(|_| ENOMEM)?;
-    vblk.stats.mapped(nseg, vblk.first_chunk);
-    let sgl = v.sg.as_mut().sgl_raw().ok_or(ENOMEM)?;
-    // SAFETY: the table was just set up with room for every physical segment.
-    let n = unsafe { req.map_sg(sgl) };
-    v.sg.as_mut().set_nents(n as u32)
-}
-
-/// C `virtblk_unmap_data`: frees a chained table, if any.
-fn virtblk_unmap_data(vblk: &VirtioBlk, v: &mut VirtblkReqProj<'_>) {
-    if !v.sg.is_allocated() {
-        return;
+    let n = req.map_sg(o.sg.as_mut())?;
+    if n > 0 {
+        vblk.stats.mapped(o.sg.orig_nents(), vblk.first_chunk);
     }
-    vblk.stats.unmapped(v.sg.orig_nents(), vblk.first_chunk);
-    v.sg.as_mut().free();
+    Ok(())
 }
 
-/// Undoes [`virtblk_prep_rq`] for a request that does not reach the device
-/// or came back from it.
-fn virtblk_cleanup(vblk: &VirtioBlk, req: &Request, v: &mut VirtblkReqProj<'_>) {
-    virtblk_unmap_data(vblk, v);
-    req.clear_special_payload();
+/// C `virtblk_unmap_data` and `virtblk_cleanup_cmd`: frees a chained table,
+/// if any, for a request that does not reach the device or came back from
+/// it.
+fn virtblk_cleanup(vblk: &VirtioBlk, o: &mut OwnedProjection<'_>) {
+    if o.sg.is_allocated() {
+        vblk.stats.unmapped(o.sg.orig_nents(), vblk.first_chunk);
+        o.sg.as_mut().free();
+    }
 }
 
 /// [`virtblk_cleanup`] for a request the caller owns again.
 fn cleanup_owned(vblk: &VirtioBlk, req: &Request) {
-    // SAFETY: the caller owns `req` (the device gave it back or never had
-    // it) and holds no other reference to its PDU.
-    let mut v = unsafe { VirtblkReq::of(req) }.proj();
-    virtblk_cleanup(vblk, req, &mut v);
+    // SAFETY: The caller owns `req` (the device gave it back or never had
+    // it) and holds no other reference to its owned data.
+    let owned = unsafe { req.data().owned() };
+    virtblk_cleanup(vblk, &mut owned.project());
 }
 
-/// C `virtblk_add_req`: out header, data, status byte, with `req` as the
+/// The bytes of `v`.
+///
+/// # Safety
+///
+/// `T` has no padding (all its bytes are initialised).
+unsafe fn bytes_of<T>(v: &[T]) -> &[u8] {
+    // SAFETY: `v` is valid for `size_of_val(v)` bytes, initialised (per the
+    // caller), for the borrow.
+    unsafe { core::slice::from_raw_parts(v.as_ptr().cast::<u8>(), core::mem::size_of_val(v)) }
+}
+
+/// C `virtblk_add_req`: out header, data, status byte, with `rq` as the
 /// buffer's token. On failure the request comes back.
 fn virtblk_add_req(
     g: &mut QueueGuard<'_, VirtBlkVq>,
-    req: Request,
-) -> Result<(), (Error, Request)> {
-    // SAFETY: we own `req`; this is the only reference to its PDU until the
-    // request goes to the device below.
-    let v = unsafe { VirtblkReq::of(&req) }.proj();
-    // SAFETY: the header lives in the PDU and has no padding
-    // (`{ u32, u32, u64 }`): its bytes are initialised.
-    let hdr_bytes = unsafe {
-        core::slice::from_raw_parts(
-            ptr::from_ref(&*v.out_hdr).cast::<u8>(),
-            size_of::<bindings::virtio_blk_outhdr>(),
-        )
-    };
-    // SAFETY: the byte lives in the PDU; nothing writes it during the call.
-    let status_bytes = unsafe { core::slice::from_raw_parts(v.status.get().cast_const(), 1) };
+    rq: ARef<Request>,
+) -> Result<(), (Error, ARef<Request>)> {
+    // The request stays allocated until it is ended, which happens only after
+    // the device gave back its token; `req` is not used once `add_sgs`
+    // returned (the device may complete it at once).
+    // SAFETY: So this reference lives long enough.
+    let req: &Request = unsafe { &*ptr::from_ref::<Request>(&*rq) };
+    let data = req.data();
+    // SAFETY: We own the request; this is the only reference to its owned
+    // data until it goes to the device below.
+    let o = unsafe { data.owned() }.project();
+    // SAFETY: The header is `{ u32, u32, u64 }`, without padding.
+    let hdr_bytes = unsafe { bytes_of(core::slice::from_ref(&*o.out_hdr)) };
+    // SAFETY: The status byte lives in the request data; nothing writes it
+    // during the call.
+    let status_bytes = unsafe { core::slice::from_raw_parts(data.status.get().cast_const(), 1) };
+    // SAFETY: A range is `{ u64, u32, u32 }`, without padding.
+    let range_bytes = unsafe { bytes_of(&o.ranges[..]) };
     let (Ok(hdr), Ok(status)) = (SingleSg::new(hdr_bytes), SingleSg::new(status_bytes)) else {
-        return Err((EINVAL, req));
+        return Err((EINVAL, rq));
     };
-    let (sgs, n, out) = match (v.sg.sgl(), *v.data_out) {
+    let ranges = if range_bytes.is_empty() {
+        None
+    } else {
+        match SingleSg::new(range_bytes) {
+            Ok(sg) => Some(sg),
+            Err(e) => return Err((e, rq)),
+        }
+    };
+    let data_sg = ranges.as_ref().map(SingleSg::entry).or_else(|| o.sg.sgl());
+    let (sgs, n, out) = match (data_sg, *o.data_out) {
         (Some(d), true) => ([hdr.entry(), d, status.entry()], 3, 2),
         (Some(d), false) => ([hdr.entry(), d, status.entry()], 3, 1),
         (None, _) => ([hdr.entry(), status.entry(), status.entry()], 2, 1),
     };
-    // The header, status byte and table live in the request's PDU, the data
-    // in its bios (or its special payload, in the PDU too), all in the
-    // linear map. The request is only ended after `get_buf` returned it (or,
-    // for a broken device, once the device will never use it again).
-    // SAFETY: so the memory the lists describe stays valid until `req` is back.
-    unsafe { g.add_sgs(&sgs[..n], out, req) }
+    // The header, status byte, ranges and table live in the request's data,
+    // the data in its bios, all in the linear map. The request is only ended
+    // after `get_buf` returned it (or, for a broken device, once the device
+    // will never use it again).
+    // SAFETY: So the memory the lists describe stays valid until `rq` is back.
+    unsafe { g.add_sgs(&sgs[..n], out, rq) }
 }
 
-/// C `virtblk_prep_rq`: header, data mapping, start.
-fn virtblk_prep_rq(vblk: &VirtioBlk, req: &Request) -> Result<(), BlkStatus> {
-    // SAFETY: we own `req` (blk-mq handed it to us) and no other reference to
-    // its PDU exists.
-    let mut v = unsafe { VirtblkReq::of(req) }.proj();
+/// C `virtblk_prep_rq`: header and data mapping (blk-mq started the request).
+fn virtblk_prep_rq(vblk: &VirtioBlk, req: &Request) -> Result {
+    let data = req.data();
     // The device overwrites it; a stale OK must never survive a lost write.
-    v.set_status(sg_plan::VIRTIO_BLK_S_IOERR);
-    let status = virtblk_setup_cmd(vblk, req, &mut v);
-    if status != blk::BLK_STS_OK {
-        return Err(status);
-    }
-    match virtblk_map_data(vblk, req, &mut v) {
-        Ok(()) => {
-            req.start();
-            Ok(())
-        }
-        Err(_) => {
-            virtblk_cleanup(vblk, req, &mut v);
-            Err(blk::BLK_STS_RESOURCE)
-        }
-    }
+    data.set_status(sg_plan::VIRTIO_BLK_S_IOERR);
+    // SAFETY: We own `req` (blk-mq handed it to us) and no other reference
+    // to its owned data exists.
+    let mut o = unsafe { data.owned() }.project();
+    virtblk_setup_cmd(vblk, req, &mut o)?;
+    virtblk_map_data(vblk, req, &mut o).inspect_err(|_| virtblk_cleanup(vblk, &mut o))
 }
 
-/// The `VirtioBlk` and virtqueue index of a hardware context.
-///
-/// # Safety
-///
-/// `hctx` is a live hardware context of one of our disks.
-unsafe fn hctx_vblk<'a>(hctx: *mut bindings::blk_mq_hw_ctx) -> (&'a VirtioBlk, usize) {
-    // SAFETY: `queuedata` is the `VirtioBlk` (set at disk allocation), alive
-    // while the queue runs (the disk holds a reference to it).
-    unsafe {
-        (
-            &*((*(*hctx).queue).queuedata as *const VirtioBlk),
-            (*hctx).queue_num as usize,
-        )
-    }
-}
+#[vtable]
+impl Operations for VirtioMq {
+    type QueueData = Arc<VirtioBlk>;
+    type RequestData = VirtblkReq;
+    type TagSetData = u32;
 
-/// `blk_mq_ops.queue_rq`.
-///
-/// # Safety
-///
-/// Called by blk-mq with a live hardware context of our tag set and a
-/// request that the driver now owns.
-pub(crate) unsafe extern "C" fn virtio_queue_rq(
-    hctx: *mut bindings::blk_mq_hw_ctx,
-    bd: *const bindings::blk_mq_queue_data,
-) -> BlkStatus {
-    // SAFETY: per the function's contract.
-    let (vblk, qid) = unsafe { hctx_vblk(hctx) };
-    // SAFETY: `bd` is valid for this call; the request is ours.
-    let (req, last) = unsafe { (Request::from_raw((*bd).rq), (*bd).last) };
-    if let Err(status) = virtblk_prep_rq(vblk, &req) {
-        return status;
+    const DISK_ATTRIBUTES: Option<&'static AttributeGroups<Self>> = Some(&crate::sysfs::GROUPS);
+
+    /// With `first_chunk`, the entries of the first chunk of the request's
+    /// table (C `virtblk_init_request` sets `sg_table.sgl` up likewise with
+    /// `sg_prealloc`'s ancestor design).
+    fn new_request_data(first_chunk: &u32) -> impl PinInit<VirtblkReq, Error> {
+        VirtblkReq::new(*first_chunk)
     }
-    let q = &vblk.vqs[qid];
-    let mut g = q.lock();
-    if let Err((e, req)) = virtblk_add_req(&mut g, req) {
-        g.kick();
-        // Don't stop the queue on ENOMEM: that may be a global outage.
-        if e == ENOSPC {
-            // SAFETY: `hctx` is the live context of this call.
-            unsafe { blk::stop_hw_queue(hctx) };
-            vblk.stats
-                .ring_full
-                .fetch_add(1, core::sync::atomic::Ordering::Relaxed);
+
+    /// C `virtio_queue_rq`.
+    fn queue_rq(
+        vblk: ArcBorrow<'_, VirtioBlk>,
+        rq: ARef<Request>,
+        is_last: bool,
+    ) -> Result<(), Refused<Self>> {
+        let vblk: &VirtioBlk = &vblk;
+        if let Err(e) = virtblk_prep_rq(vblk, &rq) {
+            // `ENOMEM` requeues the request, `EOPNOTSUPP` fails it.
+            return Err(Refused::new(rq, e));
         }
-        drop(g);
-        cleanup_owned(vblk, &req);
-        // (blk-mq takes the request back with the status.)
-        return if e == ENOSPC {
-            blk::BLK_STS_DEV_RESOURCE
-        } else if e == ENOMEM {
-            blk::BLK_STS_RESOURCE
-        } else {
-            blk::errno_status(EIO)
-        };
-    }
-    q.data().count_submitted();
-    let notify = last && g.kick_prepare();
-    drop(g);
-    if notify {
-        q.notify();
-    }
-    blk::BLK_STS_OK
-}
-
-/// C `virtblk_add_req_batch`: adds a prepared list to one virtqueue under
-/// one lock hold and kicks once; what does not fit is requeued.
-fn virtblk_add_req_batch(vblk: &VirtioBlk, qid: usize, list: &mut blk::RqList) {
-    let q = &vblk.vqs[qid];
-    let mut g = q.lock();
-    while let Some(req) = list.pop() {
-        match virtblk_add_req(&mut g, req) {
-            Err((e, req)) => {
+        let q = &vblk.vqs[rq.hw_queue().index() as usize];
+        let mut g = q.lock();
+        match virtblk_add_req(&mut g, rq) {
+            Ok(()) => {
+                q.data().count_submitted();
+                let notify = is_last && g.kick_prepare();
+                drop(g);
+                if notify {
+                    q.notify();
+                }
+                Ok(())
+            }
+            Err((e, rq)) => {
+                g.kick();
+                // Don't stop the queue on ENOMEM: that may be a global
+                // outage.
                 if e == ENOSPC {
+                    rq.stop_hw_queue();
                     vblk.stats
                         .ring_full
                         .fetch_add(1, core::sync::atomic::Ordering::Relaxed);
                 }
-                cleanup_owned(vblk, &req);
-                req.requeue();
-            }
-            Ok(()) => q.data().count_submitted(),
-        }
-    }
-    let kick = g.kick_prepare();
-    drop(g);
-    if kick {
-        q.notify();
-    }
-}
-
-/// `blk_mq_ops.queue_rqs` (C `virtio_queue_rqs`): a plugged batch, added to
-/// each virtqueue in one go. Requests that cannot be prepared are left in
-/// `rqlist` for blk-mq to issue one by one.
-///
-/// # Safety
-///
-/// Called by blk-mq with a list of requests of our queues, now owned by us.
-pub(crate) unsafe extern "C" fn virtio_queue_rqs(rqlist: *mut bindings::rq_list) {
-    // SAFETY: per the function's contract.
-    let mut list = unsafe { blk::RqList::take(rqlist) };
-    let mut submit = blk::RqList::new();
-    let mut requeue = blk::RqList::new();
-    let mut cur: Option<(&VirtioBlk, usize)> = None;
-    while let Some(req) = list.pop() {
-        // SAFETY: the request's context is live (function's contract).
-        let (vblk, qid) = unsafe { hctx_vblk(req.hctx()) };
-        if let Some((v, q)) = cur {
-            if !ptr::eq(v, vblk) || q != qid {
-                virtblk_add_req_batch(v, q, &mut submit);
+                drop(g);
+                cleanup_owned(vblk, &rq);
+                // A full ring (`EBUSY`: `BLK_STS_DEV_RESOURCE`, retried once
+                // a completion restarts the queue) or no memory (`ENOMEM`:
+                // `BLK_STS_RESOURCE`) requeue it; anything else fails it.
+                let e = match e {
+                    ENOSPC => EBUSY,
+                    ENOMEM => ENOMEM,
+                    _ => EIO,
+                };
+                Err(Refused::new(rq, e))
             }
         }
-        cur = Some((vblk, qid));
-        if virtblk_prep_rq(vblk, &req).is_ok() {
-            submit.add_tail(req);
-        } else {
-            requeue.add_tail(req);
+    }
+
+    /// Plugged lists go to `queue_rq` one by one, `is_last` on the last of
+    /// each run for one hardware queue, which kicks its virtqueue once.
+    const QUEUE_RQS: bool = true;
+
+    /// C `virtio_commit_rqs`: kick what `queue_rq` left unkicked.
+    fn commit_rqs(vblk: ArcBorrow<'_, VirtioBlk>, hw_queue: HwQueue) {
+        let q = &vblk.vqs[hw_queue.index() as usize];
+        let kick = q.lock().kick_prepare();
+        if kick {
+            q.notify();
         }
     }
-    if let Some((v, q)) = cur {
-        virtblk_add_req_batch(v, q, &mut submit);
+
+    /// C `virtblk_request_done`.
+    fn complete(rq: ARef<Request>) {
+        let vblk = rq.queue_data();
+        let status = rq.data().status();
+        cleanup_owned(&vblk, &rq);
+        let result = match sg_plan::result(status) {
+            sg_plan::Status::Ok => Ok(()),
+            sg_plan::Status::NotSupported => Err(EOPNOTSUPP),
+            sg_plan::Status::IoErr => Err(EIO),
+        };
+        if Request::end(rq, result).is_err() {
+            pr_warn!("a completed request is still referenced\n");
+        }
     }
-    // SAFETY: per the function's contract.
-    unsafe { requeue.give_back(rqlist) };
+
+    /// C `virtblk_poll`: completes what the device used on a poll queue;
+    /// returns how many.
+    fn poll(vblk: ArcBorrow<'_, VirtioBlk>, hw_queue: HwQueue) -> u32 {
+        let q = &vblk.vqs[hw_queue.index() as usize];
+        let mut done = Completions::default();
+        let mut g = q.lock();
+        // (A polled request completes right here, in the poller's context.)
+        while let Some((rq, _len)) = g.get_buf() {
+            done.add(rq);
+        }
+        drop(g);
+        let found = done.finish();
+        if found > 0 {
+            vblk.stats
+                .polled
+                .fetch_add(found.into(), core::sync::atomic::Ordering::Relaxed);
+        }
+        found
+    }
 }
 
-/// `blk_mq_ops.commit_rqs`: kick what `queue_rq` left unkicked.
-///
-/// # Safety
-///
-/// Called by blk-mq with a live hardware context of our tag set.
-pub(crate) unsafe extern "C" fn virtio_commit_rqs(hctx: *mut bindings::blk_mq_hw_ctx) {
-    // SAFETY: per the function's contract.
-    let (vblk, qid) = unsafe { hctx_vblk(hctx) };
-    let q = &vblk.vqs[qid];
-    let kick = q.lock().kick_prepare();
-    if kick {
-        q.notify();
-    }
+/// The requests one pass over a ring got back from the device, completed as
+/// they come except the last one, held back by [`Completions::finish`] as
+/// the handle of the disk's queue.
+#[derive(Default)]
+struct Completions {
+    /// The last request got back, not completed yet.
+    last: Option<ARef<Request>>,
+    /// Requests got back.
+    found: u32,
 }
 
-/// `blk_mq_ops.complete` (C `virtblk_request_done`).
-///
-/// # Safety
-///
-/// Called by blk-mq for a request completed with `blk_mq_complete_request`.
-pub(crate) unsafe extern "C" fn virtblk_request_done(rq: *mut bindings::request) {
-    // SAFETY: the request is ours until we end it.
-    let req = unsafe { Request::from_raw(rq) };
-    // SAFETY: `queuedata` is the `VirtioBlk`, alive while the disk has
-    // requests.
-    let vblk = unsafe { &*((*req.queue()).queuedata as *const VirtioBlk) };
-    // SAFETY: we own the request; the device is done with its PDU.
-    let mut v = unsafe { VirtblkReq::of(&req) }.proj();
-    let status = v.status();
-    virtblk_cleanup(vblk, &req, &mut v);
-    req.end(blk::status_to_blk(sg_plan::result(status)));
-}
-
-/// `busy_tag_iter_fn` for a broken device (upstream `virtblk_cancel_request`):
-/// completes a request the device will never answer, with `IOERR`.
-///
-/// # Safety
-///
-/// Called by `blk_mq_tagset_busy_iter` with a request of our tag set, of a
-/// device that is broken: its ring never returns the request (its token is
-/// dropped, without ending it, when the virtqueues are deleted).
-pub(crate) unsafe extern "C" fn virtblk_cancel_request(
-    rq: *mut bindings::request,
-    _data: *mut c_void,
-) -> bool {
-    // SAFETY: per the function's contract, the device gave the request up.
-    let req = unsafe { Request::from_raw(rq) };
-    if req.in_flight() {
-        // SAFETY: we own the request now; nothing else references its PDU.
-        unsafe { VirtblkReq::of(&req) }
-            .proj()
-            .set_status(sg_plan::VIRTIO_BLK_S_IOERR);
-        req.complete();
+impl Completions {
+    /// Completes the request got back before `rq` and holds `rq`.
+    fn add(&mut self, rq: ARef<Request>) {
+        if let Some(prev) = self.last.replace(rq) {
+            Request::complete(prev);
+        }
+        self.found += 1;
     }
-    true
+
+    /// Restarts the hardware queues, in case one was stopped waiting for
+    /// free descriptors, if any request came back (C
+    /// `blk_mq_start_stopped_hw_queues` after the loop), then completes the
+    /// last one; returns how many came back.
+    fn finish(self) -> u32 {
+        if let Some(rq) = self.last {
+            rq.start_stopped_hw_queues();
+            Request::complete(rq);
+        }
+        self.found
+    }
 }
 
 /// The virtqueue callback (C `virtblk_done`), in interrupt context.
 pub(crate) fn virtblk_done(q: &Queue<VirtBlkVq>) {
-    let mut req_done = false;
+    let mut done = Completions::default();
     let mut g = q.lock();
     loop {
         g.disable_cb();
-        while let Some((req, _len)) = g.get_buf() {
-            req.complete();
-            req_done = true;
+        while let Some((rq, _len)) = g.get_buf() {
+            done.add(rq);
         }
         if g.enable_cb() {
             break;
         }
     }
     drop(g);
-    // In case the queue was stopped waiting for free descriptors.
-    if req_done {
-        q.data().start_stopped_hw_queues();
-    }
+    done.finish();
 }
 
-/// `blk_mq_ops.init_request`: the request's [`VirtblkReq`], in place.
-///
-/// # Safety
-///
-/// Called by blk-mq for a request of our tag set (whose `driver_data` is the
-/// `VirtioBlk` and whose `cmd_size` is that of [`VirtblkReq`]) before any
-/// use; `exit_request` is called for it only if this succeeds.
-pub(crate) unsafe extern "C" fn virtblk_init_request(
-    set: *mut bindings::blk_mq_tag_set,
-    rq: *mut bindings::request,
-    _hctx_idx: core::ffi::c_uint,
-    _numa_node: core::ffi::c_int,
-) -> core::ffi::c_int {
-    // SAFETY: `driver_data` is the `VirtioBlk`, which outlives its tag set.
-    let vblk = unsafe { &*((*set).driver_data as *const VirtioBlk) };
-    // SAFETY: `rq` is live; its PDU has room for a `VirtblkReq` (`cmd_size`),
-    // aligned as `struct request` is, which is enough (checked at build).
-    let pdu = unsafe { bindings::blk_mq_rq_to_pdu(rq) }.cast::<VirtblkReq>();
-    // SAFETY: `pdu` is valid for writes and never moves (part of the
-    // request's allocation) until `exit_request` drops it.
-    match unsafe { VirtblkReq::new(vblk.first_chunk).__init(pdu) } {
-        Ok(()) => 0,
-        Err(e) => e.to_errno(),
-    }
-}
-
-/// `blk_mq_ops.exit_request`: drops the request's [`VirtblkReq`].
-///
-/// # Safety
-///
-/// Called by blk-mq for a request `init_request` set up, which is not used
-/// any more.
-pub(crate) unsafe extern "C" fn virtblk_exit_request(
-    _set: *mut bindings::blk_mq_tag_set,
-    rq: *mut bindings::request,
-    _hctx_idx: core::ffi::c_uint,
-) {
-    // SAFETY: the PDU holds the `VirtblkReq` of `init_request`, unused now.
-    unsafe { ptr::drop_in_place(bindings::blk_mq_rq_to_pdu(rq).cast::<VirtblkReq>()) };
-}
-
-/// `blk_mq_ops.map_queues` (C `virtblk_map_queues`): the default queues
-/// follow the virtqueue interrupt affinity, the poll queues (no interrupts)
-/// are spread over the CPUs by the block layer.
-///
-/// # Safety
-///
-/// Called by blk-mq with our tag set, whose `driver_data` is the `VirtioBlk`.
-pub(crate) unsafe extern "C" fn virtblk_map_queues(set: *mut bindings::blk_mq_tag_set) {
-    // SAFETY: `driver_data` is the `VirtioBlk`, which outlives its tag set.
-    let vblk = unsafe { &*((*set).driver_data as *const VirtioBlk) };
-    // SAFETY: `set` is valid.
-    let nr_maps = unsafe { (*set).nr_maps } as usize;
-    let mut qoff = 0;
-    for (i, &nr_queues) in vblk.io_queues.iter().enumerate().take(nr_maps) {
-        // SAFETY: blk-mq lets this callback write the maps of `set`; `i` is
-        // below `nr_maps`, at most `HCTX_MAX_TYPES`, the length of `map`.
-        let map = unsafe { &raw mut (*set).map[i] };
-        // SAFETY: as above.
-        unsafe {
-            (*map).nr_queues = nr_queues;
-            (*map).queue_offset = qoff;
-        }
-        qoff += nr_queues;
-        if nr_queues == 0 {
-            continue;
-        }
-        if i == bindings::hctx_type_HCTX_TYPE_POLL as usize {
-            // SAFETY: `map` is valid; its `mq_map` covers every possible CPU.
-            unsafe { bindings::blk_mq_map_queues(map) };
-        } else {
-            // (7.3's `blk_mq_map_hw_queues` replaces `blk_mq_virtio_map_queues`;
-            // it asks the virtio bus for the vectors' affinity.)
-            // SAFETY: `map` is valid; the device is bound while its tag set
-            // exists.
-            unsafe { bindings::blk_mq_map_hw_queues(map, vblk.parent_device(), 0) };
-        }
-    }
-}
-
-/// `blk_mq_ops.poll` (C `virtblk_poll`): completes what the device used on a
-/// poll queue; returns how many.
-///
-/// # Safety
-///
-/// Called by blk-mq with a live hardware context of our tag set.
-pub(crate) unsafe extern "C" fn virtblk_poll(
-    hctx: *mut bindings::blk_mq_hw_ctx,
-    _iob: *mut bindings::io_comp_batch,
-) -> core::ffi::c_int {
-    // SAFETY: per the function's contract.
-    let (vblk, qid) = unsafe { hctx_vblk(hctx) };
-    let q = &vblk.vqs[qid];
-    let mut found = 0;
+/// Ends the requests of a broken device still in `q`'s ring (upstream
+/// `virtblk_cancel_request`, from the ring rather than the tag set): the
+/// device will never answer them, so each fails with `IOERR`.
+pub(crate) fn virtblk_cancel_requests(q: &Queue<VirtBlkVq>) {
     let mut g = q.lock();
-    while let Some((req, _len)) = g.get_buf() {
-        // (A polled request completes right here, in the poller's context.)
-        req.complete();
-        found += 1;
+    while let Some(rq) = g.detach_unused_buf() {
+        rq.data().set_status(sg_plan::VIRTIO_BLK_S_IOERR);
+        Request::complete(rq);
     }
-    drop(g);
-    if found > 0 {
-        vblk.stats
-            .polled
-            .fetch_add(found as u64, core::sync::atomic::Ordering::Relaxed);
-        q.data().start_stopped_hw_queues();
-    }
-    found
 }

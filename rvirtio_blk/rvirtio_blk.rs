@@ -31,19 +31,19 @@
 //! The device is driven through `kernel::virtio` (the driver, its ID table
 //! and module alias `virtio:d00000002v*`, config space, virtqueues behind
 //! their locks) and the request scatterlists through
-//! `kernel::scatterlist::ChainedSgTable`. The block layer is still reached
-//! through its C API, in [`blk`] and the blk-mq callbacks of [`request`];
-//! the pure logic lives in `common/sg_plan.rs`, unit-tested on the host.
+//! `kernel::scatterlist::ChainedSgTable`, and the block layer through
+//! `kernel::block::mq` (the [`request::VirtioMq`] operations, the tag set
+//! mapped by the device's interrupt affinity, the disk with the limits of
+//! `virtblk_read_limits` and its attributes); the pure logic lives in
+//! `common/sg_plan.rs`, unit-tested on the host.
 
-use core::sync::atomic::Ordering;
-use kernel::{bindings, driver, prelude::*, virtio};
+use kernel::{driver, prelude::*, uapi, virtio};
 
 // Shared with the host tests, which use every item.
 #[allow(unreachable_pub, dead_code)]
 #[path = "../common/sg_plan.rs"]
 mod sg_plan;
 
-mod blk;
 mod device;
 mod request;
 mod stats;
@@ -104,16 +104,16 @@ fn check_params() -> Result {
 
 /// Features we understand (C `features[]` minus GEOMETRY, SECURE_ERASE, ZONED).
 const FEATURES: [u32; 10] = [
-    bindings::VIRTIO_BLK_F_SEG_MAX,
-    bindings::VIRTIO_BLK_F_SIZE_MAX,
-    bindings::VIRTIO_BLK_F_RO,
-    bindings::VIRTIO_BLK_F_BLK_SIZE,
-    bindings::VIRTIO_BLK_F_FLUSH,
-    bindings::VIRTIO_BLK_F_TOPOLOGY,
-    bindings::VIRTIO_BLK_F_CONFIG_WCE,
-    bindings::VIRTIO_BLK_F_MQ,
-    bindings::VIRTIO_BLK_F_DISCARD,
-    bindings::VIRTIO_BLK_F_WRITE_ZEROES,
+    uapi::VIRTIO_BLK_F_SEG_MAX,
+    uapi::VIRTIO_BLK_F_SIZE_MAX,
+    uapi::VIRTIO_BLK_F_RO,
+    uapi::VIRTIO_BLK_F_BLK_SIZE,
+    uapi::VIRTIO_BLK_F_FLUSH,
+    uapi::VIRTIO_BLK_F_TOPOLOGY,
+    uapi::VIRTIO_BLK_F_CONFIG_WCE,
+    uapi::VIRTIO_BLK_F_MQ,
+    uapi::VIRTIO_BLK_F_DISCARD,
+    uapi::VIRTIO_BLK_F_WRITE_ZEROES,
 ];
 
 // The devices we drive, and the module alias `virtio:d00000002v*` that lets
@@ -121,7 +121,7 @@ const FEATURES: [u32; 10] = [
 // module.)
 kernel::virtio_device_table!(
     VIRTIO_BLK_TABLE,
-    [virtio::DeviceId::new(bindings::VIRTIO_ID_BLOCK)]
+    [virtio::DeviceId::new(uapi::VIRTIO_ID_BLOCK)]
 );
 
 /// The virtio driver (C `virtio_blk`).
@@ -152,90 +152,20 @@ impl virtio::Driver for VirtioBlkDriver {
     }
 }
 
-/// The blk-mq operations (C `virtio_mq_ops`).
-pub(crate) static VIRTIO_MQ_OPS: bindings::blk_mq_ops = bindings::blk_mq_ops {
-    queue_rq: Some(request::virtio_queue_rq),
-    queue_rqs: Some(request::virtio_queue_rqs),
-    commit_rqs: Some(request::virtio_commit_rqs),
-    complete: Some(request::virtblk_request_done),
-    poll: Some(request::virtblk_poll),
-    init_request: Some(request::virtblk_init_request),
-    exit_request: Some(request::virtblk_exit_request),
-    map_queues: Some(request::virtblk_map_queues),
-    // SAFETY: the other callbacks are optional; all-zero means none.
-    ..unsafe { core::mem::zeroed() }
-};
-
-// The per-request data lives right behind `struct request`, which must be
-// aligned enough for it.
-const _: () = assert!(
-    core::mem::align_of::<request::VirtblkReq>() <= core::mem::align_of::<bindings::request>()
-);
-
-/// `struct block_device_operations` with `owner = THIS_MODULE`.
-pub(crate) struct Fops(core::cell::UnsafeCell<bindings::block_device_operations>);
-
-// SAFETY: written once in module init before any disk exists, read-only after.
-unsafe impl Sync for Fops {}
-
-impl Fops {
-    /// As the disk wants it.
-    pub(crate) fn as_ptr(&self) -> *const bindings::block_device_operations {
-        self.0.get()
-    }
-}
-
-pub(crate) static VIRTBLK_FOPS: Fops = Fops(core::cell::UnsafeCell::new(
-    bindings::block_device_operations {
-        free_disk: Some(device::virtblk_free_disk),
-        // SAFETY: all-zero means no other operation.
-        ..unsafe { core::mem::zeroed() }
-    },
-));
-
-/// The block major (`register_blkdev(0, ..)`), unregistered on drop.
-struct Major(u32);
-
-impl Major {
-    fn register() -> Result<Self> {
-        // SAFETY: `__register_blkdev(0, ..)` allocates a major; the name is
-        // static.
-        let major = unsafe { bindings::__register_blkdev(0, c"rvirtblk".as_char_ptr(), None) };
-        if major < 0 {
-            return Err(Error::from_errno(major));
-        }
-        device::MAJOR.store(major as u32, Ordering::Relaxed);
-        Ok(Self(major as u32))
-    }
-}
-
-impl Drop for Major {
-    fn drop(&mut self) {
-        // SAFETY: registered by `Major::register`, no disk left.
-        unsafe { bindings::unregister_blkdev(self.0, c"rvirtblk".as_char_ptr()) };
-    }
-}
-
 /// The module: the driver registration (dropped first: it removes every
-/// device), the debugfs root and the block major.
+/// device) and the debugfs root.
 #[pin_data]
 struct RVirtioBlk {
     #[pin]
     _driver: driver::Registration<virtio::Adapter<VirtioBlkDriver>>,
-    _debugfs: stats::RootDir,
-    _major: Major,
+    _debugfs: stats::Root,
 }
 
 impl kernel::InPlaceModule for RVirtioBlk {
     fn init(module: &'static ThisModule) -> impl PinInit<Self, Error> {
-        let major = check_params().and_then(|()| {
-            // SAFETY: no disk exists yet; nothing reads the ops concurrently.
-            unsafe { (*VIRTBLK_FOPS.0.get()).owner = module.as_ptr() };
-            Major::register()
-        });
+        let params = check_params();
         try_pin_init!(Self {
-            _major: major?,
-            _debugfs: stats::DebugfsDir::create_root(),
+            _debugfs: params.map(|()| stats::Root::new())?,
             _driver <- driver::Registration::new(c"rvirtio_blk", module),
         }? Error)
     }

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! SG memory counters, shown in debugfs under
-//! `/sys/kernel/debug/rvirtio_blk/<disk>/`:
+//! `/sys/kernel/debug/rvirtio_blk/<disk>/`, each a read-only file holding a
+//! decimal number and a newline:
 //!
 //! - `requests`: data requests mapped (those with at least one segment);
 //! - `chained`: of those, how many needed a chained table from the SG pool;
@@ -15,19 +16,37 @@
 //! - `break_device` (write-only, for tests): marks the device broken like a
 //!   surprise removal does (`virtio_break_device`), so that requests in
 //!   flight are never answered and `remove` has to end them.
+//!
+//! The files are made with `kernel::debugfs`:
+//!
+//! 1. module init makes the driver's directory `/sys/kernel/debug/rvirtio_blk`
+//!    ([`Root::new`]) before it registers the driver, and drops the [`Root`]
+//!    after unregistering it;
+//! 2. probe makes a disk's directory in it with [`DiskDir::new`], from the
+//!    disk's name and the device's shared state, which says what to show and
+//!    what a write to `break_device` does ([`Shown`]);
+//! 3. dropping the [`DiskDir`] removes the directory and its files (waiting
+//!    for reads and writes in progress), then drops its reference to the
+//!    state. The driver's directory goes when the [`Root`] and every
+//!    [`DiskDir`] have.
+//!
+//! As everywhere in debugfs, failures are not errors: a directory or file
+//! that could not be made is just missing (with a warning when memory ran
+//! out), and probe goes on.
 
 use crate::sg_plan;
 use core::sync::atomic::{
-    AtomicPtr, AtomicU64,
+    AtomicU64, AtomicU8,
     Ordering::{Acquire, Relaxed, Release},
 };
-use kernel::{bindings, prelude::*};
-
-/// The driver's directory, `/sys/kernel/debug/rvirtio_blk` (null when
-/// debugfs has none): set by module init before the driver is registered,
-/// cleared by module exit after it is unregistered, so that every probe sees
-/// it set.
-static ROOT: AtomicPtr<bindings::dentry> = AtomicPtr::new(core::ptr::null_mut());
+use kernel::{
+    debugfs::{self, Scope, ScopedDir},
+    fmt,
+    prelude::*,
+    str::CString,
+    sync::{global_lock, Arc, GlobalLock},
+    uaccess::UserSliceReader,
+};
 
 /// The counters of one disk.
 #[derive(Default)]
@@ -76,179 +95,154 @@ impl Stats {
             self.sg_bytes.fetch_sub(b, Relaxed);
         }
     }
+
+    /// Every counter with its debugfs file name.
+    fn named(&self) -> [(&'static CStr, &AtomicU64); 11] {
+        [
+            (c"requests", &self.requests),
+            (c"chained", &self.chained),
+            (c"sg_bytes", &self.sg_bytes),
+            (c"sg_bytes_peak", &self.sg_bytes_peak),
+            (c"pdu_bytes", &self.pdu_bytes),
+            (c"inline_sg", &self.inline_sg),
+            (c"tagset_sg_bytes", &self.tagset_sg_bytes),
+            (c"queue_depth", &self.queue_depth),
+            (c"nr_hw_queues", &self.nr_hw_queues),
+            (c"ring_full", &self.ring_full),
+            (c"polled", &self.polled),
+        ]
+    }
 }
 
-/// `sizeof(struct scatterlist)`.
+/// `sizeof(struct scatterlist)`: `SGEntry` is a transparent wrapper of it.
 pub(crate) const fn sg_size() -> usize {
-    core::mem::size_of::<bindings::scatterlist>()
+    core::mem::size_of::<kernel::scatterlist::SGEntry>()
 }
 
-/// A debugfs directory, removed (with its files) on drop.
-///
-/// # Invariants
-///
-/// `self.0` is null or a directory created by `debugfs_create_dir`.
-pub(crate) struct DebugfsDir(*mut bindings::dentry);
+/// What a disk's debugfs directory shows and does: implemented by the
+/// device's shared state.
+pub(crate) trait Shown: Send + Sync + 'static {
+    /// The disk's counters.
+    fn stats(&self) -> &Stats;
 
-// SAFETY: debugfs calls may be made from any thread.
-unsafe impl Send for DebugfsDir {}
-// SAFETY: see `Send`.
-unsafe impl Sync for DebugfsDir {}
+    /// The requests submitted on each virtqueue, in order (`vqN_requests`).
+    fn vq_requests(&self) -> impl Iterator<Item = &AtomicU64>;
 
-impl DebugfsDir {
-    /// No directory.
-    pub(crate) const fn none() -> Self {
-        Self(core::ptr::null_mut())
-    }
+    /// A write to `break_device`: called only by the file (see
+    /// [`BreakWrite`]), so only while the [`DiskDir`] showing `self` exists
+    /// (dropping it waits for writes in progress).
+    fn break_device(&self, write: &BreakWrite);
+}
 
-    /// `debugfs_create_dir(name, parent)`; `None` parent means the root.
-    pub(crate) fn create(name: &CStr, parent: Option<&DebugfsDir>) -> Self {
-        let p = parent.map_or(core::ptr::null_mut(), |d| d.0);
-        // SAFETY: `name` is a NUL-terminated string; `p` null or a directory
-        // (type invariant), which outlives the call.
-        let d = unsafe { bindings::debugfs_create_dir(name.as_char_ptr(), p) };
-        // debugfs returns error pointers, which must not be used as parents.
-        // SAFETY: `IS_ERR` only looks at the value.
-        if d.is_null() || unsafe { bindings::IS_ERR(d.cast()) } {
-            Self::none()
-        } else {
-            // INVARIANT: a directory created by debugfs.
-            Self(d)
+/// A write to a `break_device` file in progress: only that file's write
+/// makes one, so [`Shown::break_device`] runs nowhere else.
+pub(crate) struct BreakWrite(());
+
+global_lock! {
+    // SAFETY: `root()` hands the lock out only after `Root::new` has
+    // initialised it.
+    unsafe(uninit) static ROOT: Mutex<Option<debugfs::Dir>> = None;
+}
+
+/// `ROOT` is not initialised yet.
+const UNINIT: u8 = 0;
+/// `ROOT` is being initialised.
+const BUSY: u8 = 1;
+/// `ROOT` is initialised.
+const READY: u8 = 2;
+
+/// The state of `ROOT`: `UNINIT`, `BUSY` or `READY`.
+static ROOT_STATE: AtomicU8 = AtomicU8::new(UNINIT);
+
+/// The lock holding the driver's directory, once initialised.
+fn root() -> Option<&'static GlobalLock<ROOT>> {
+    (ROOT_STATE.load(Acquire) == READY).then_some(&ROOT)
+}
+
+/// The driver's directory, `/sys/kernel/debug/rvirtio_blk`: made by module
+/// init before it registers the driver, dropped after it unregisters it, so
+/// that every probe finds it. Disks' directories ([`DiskDir`]) go in it.
+pub(crate) struct Root(());
+
+impl Root {
+    /// Creates `/sys/kernel/debug/rvirtio_blk` (made once, by module init).
+    pub(crate) fn new() -> Self {
+        if ROOT_STATE
+            .compare_exchange(UNINIT, BUSY, Acquire, Relaxed)
+            .is_ok()
+        {
+            // SAFETY: only the one caller that moved `ROOT_STATE` from
+            // `UNINIT` gets here, so this runs once; nothing locks `ROOT`
+            // before `ROOT_STATE` is `READY`.
+            unsafe { ROOT.init() };
+            ROOT_STATE.store(READY, Release);
         }
-    }
-
-    /// Creates the driver's root directory, which disks' directories go in
-    /// ([`DebugfsDir::create_in_root`]) until it drops.
-    pub(crate) fn create_root() -> RootDir {
-        let d = Self::create(c"rvirtio_blk", None);
-        ROOT.store(d.0, Release);
-        RootDir(d)
-    }
-
-    /// A directory `name` in the driver's root directory.
-    pub(crate) fn create_in_root(name: &CStr) -> Self {
-        let root = ROOT.load(Acquire);
-        if root.is_null() {
-            return Self::none();
+        if let Some(root) = root() {
+            *root.lock() = Some(debugfs::Dir::new(c"rvirtio_blk"));
         }
-        // The root is removed after the driver is unregistered.
-        // SAFETY: `name` is NUL-terminated; `root` outlives every device.
-        let d = unsafe { bindings::debugfs_create_dir(name.as_char_ptr(), root) };
-        // SAFETY: `IS_ERR` only looks at the value.
-        if d.is_null() || unsafe { bindings::IS_ERR(d.cast()) } {
-            Self::none()
-        } else {
-            // INVARIANT: a directory created by debugfs.
-            Self(d)
-        }
-    }
-
-    /// A read-only file showing `v`.
-    ///
-    /// # Safety
-    ///
-    /// `v` outlives this directory (the file is removed with it).
-    pub(crate) unsafe fn u64_file(&self, name: *const kernel::ffi::c_char, v: &AtomicU64) {
-        if self.0.is_null() {
-            return;
-        }
-        // SAFETY: `self.0` is a directory; `v` outlives the file (caller);
-        // debugfs reads the u64 with a plain load, fine for a counter.
-        unsafe { bindings::debugfs_create_u64(name, 0o444, self.0, v.as_ptr()) };
-    }
-
-    /// Shows every counter of `s`.
-    ///
-    /// # Safety
-    ///
-    /// `s` outlives this directory.
-    pub(crate) unsafe fn add_stats(&self, s: &Stats) {
-        // SAFETY: per the caller.
-        unsafe {
-            self.u64_file(c"requests".as_char_ptr(), &s.requests);
-            self.u64_file(c"chained".as_char_ptr(), &s.chained);
-            self.u64_file(c"sg_bytes".as_char_ptr(), &s.sg_bytes);
-            self.u64_file(c"sg_bytes_peak".as_char_ptr(), &s.sg_bytes_peak);
-            self.u64_file(c"pdu_bytes".as_char_ptr(), &s.pdu_bytes);
-            self.u64_file(c"inline_sg".as_char_ptr(), &s.inline_sg);
-            self.u64_file(c"tagset_sg_bytes".as_char_ptr(), &s.tagset_sg_bytes);
-            self.u64_file(c"queue_depth".as_char_ptr(), &s.queue_depth);
-            self.u64_file(c"nr_hw_queues".as_char_ptr(), &s.nr_hw_queues);
-            self.u64_file(c"ring_full".as_char_ptr(), &s.ring_full);
-            self.u64_file(c"polled".as_char_ptr(), &s.polled);
-        }
+        Self(())
     }
 }
 
-/// A write-only debugfs file that calls `f(data)` on every write.
-pub(crate) struct TriggerFops(core::cell::UnsafeCell<bindings::file_operations>);
-
-// SAFETY: only read by debugfs after creation.
-unsafe impl Sync for TriggerFops {}
-
-impl TriggerFops {
-    /// Operations calling `write` (which gets `file->private_data`).
-    pub(crate) const fn new(
-        write: unsafe extern "C" fn(
-            *mut bindings::file,
-            *const kernel::ffi::c_char,
-            usize,
-            *mut bindings::loff_t,
-        ) -> isize,
-    ) -> Self {
-        // SAFETY: all-zero is a valid `file_operations` (no operations).
-        let mut f: bindings::file_operations = unsafe { core::mem::zeroed() };
-        f.open = Some(bindings::simple_open);
-        f.write = Some(write);
-        Self(core::cell::UnsafeCell::new(f))
+impl Drop for Root {
+    fn drop(&mut self) {
+        // Removed outside the lock, once the last disk's directory has gone
+        // too.
+        let dir = root().and_then(|root| root.lock().take());
+        drop(dir);
     }
 }
 
-impl DebugfsDir {
-    /// A write-only file `name` whose writes run `fops` with `data`.
-    ///
-    /// # Safety
-    ///
-    /// `data` stays valid for as long as this directory exists.
-    pub(crate) unsafe fn trigger_file(
-        &self,
-        name: *const kernel::ffi::c_char,
-        data: *mut core::ffi::c_void,
-        fops: &'static TriggerFops,
-    ) {
-        if self.0.is_null() {
-            return;
+/// A disk's directory in the driver's: dropping it removes the directory
+/// and its files, then drops the reference to the state they show.
+pub(crate) struct DiskDir<T: Shown> {
+    /// `None` when there is no driver's directory or no memory for this one.
+    _scope: Option<Pin<KBox<Scope<Arc<T>>>>>,
+}
+
+/// Shows one counter as C's `debugfs_create_u64` does: `%llu\n`.
+fn show(counter: &AtomicU64, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    writeln!(f, "{}", counter.load(Relaxed))
+}
+
+/// A write to `break_device`, whatever was written.
+fn break_write<T: Shown>(state: &T, _data: &mut UserSliceReader) -> Result {
+    state.break_device(&BreakWrite(()));
+    Ok(())
+}
+
+/// Fills a disk's directory (see the module documentation).
+fn fill<'data, T: Shown>(state: &'data T, dir: &ScopedDir<'data, '_>) {
+    for (file, counter) in state.stats().named() {
+        dir.read_callback_file(file, counter, &show);
+    }
+    for (i, counter) in state.vq_requests().enumerate() {
+        // (debugfs copies the name.)
+        if let Ok(file) = CString::try_from_fmt(fmt!("vq{i}_requests")) {
+            dir.read_callback_file(&file, counter, &show);
         }
-        // (`debugfs_create_file()` is a macro picking `_full` for a
-        // `struct file_operations`.)
-        // SAFETY: `self.0` is a directory; `data` outlives the file (caller).
-        unsafe {
-            bindings::debugfs_create_file_full(
-                name,
-                0o200,
-                self.0,
-                data,
-                core::ptr::null(),
-                fops.0.get(),
-            )
+    }
+    dir.write_only_callback_file(c"break_device", state, &break_write::<T>);
+}
+
+impl<T: Shown> DiskDir<T> {
+    /// Creates directory `name` in the driver's, showing `state`.
+    pub(crate) fn new(name: impl fmt::Display, state: Arc<T>) -> Self {
+        let Some(parent) = root().and_then(|root| root.lock().clone()) else {
+            return Self { _scope: None };
         };
-    }
-}
-
-/// The driver's root directory; unpublished and removed on drop.
-pub(crate) struct RootDir(#[expect(dead_code)] DebugfsDir);
-
-impl Drop for RootDir {
-    fn drop(&mut self) {
-        ROOT.store(core::ptr::null_mut(), Release);
-    }
-}
-
-impl Drop for DebugfsDir {
-    fn drop(&mut self) {
-        if !self.0.is_null() {
-            // SAFETY: a directory we created (type invariant).
-            unsafe { bindings::debugfs_remove(self.0) };
+        let Ok(cname) = CString::try_from_fmt(fmt!("{name}")) else {
+            pr_warn!("{}: debugfs directory not created: no memory\n", name);
+            return Self { _scope: None };
+        };
+        let scope = KBox::pin_init(
+            parent.scope(state, &cname, |state, dir| fill(&**state, dir)),
+            GFP_KERNEL,
+        );
+        Self {
+            _scope: scope
+                .inspect_err(|e| pr_warn!("{}: debugfs directory not created: {:?}\n", name, e))
+                .ok(),
         }
     }
 }

@@ -33,15 +33,19 @@ cd "$(dirname "$0")/.."
 kind=${1:-subset}
 case $kind in subset) res=results ;; full) res=results/full ;; *) die "usage: $0 [subset|full]" ;; esac
 RUNTIME_MS=${RUNTIME_MS:-500} SAMPLES=${SAMPLES:-3}
-export BENCH_COMMAND=${BENCH_COMMAND:-"RUNTIME_MS=$RUNTIME_MS SAMPLES=$SAMPLES VIRTIO_SPIN=${VIRTIO_SPIN:-0} scripts/bench-virtio.sh $kind"}
+export BENCH_COMMAND=${BENCH_COMMAND:-"RUNTIME_MS=$RUNTIME_MS SAMPLES=$SAMPLES VIRTIO_SPIN=${VIRTIO_SPIN:-0} VIRTIO_IOEVENTFD=${VIRTIO_IOEVENTFD:-1} scripts/bench-virtio.sh $kind"}
 mkdir -p "$res" out/bench-virtio
 SAMPLES=$SAMPLES python3 bench/plan.py virtio "$kind" "$RUNTIME_MS" > out/bench-virtio/plan.json
 n=$(python3 -c 'import json,sys; p=json.load(open(sys.argv[1])); print(sum(len(g["cells"]) for g in p["groups"]))' out/bench-virtio/plan.json)
 log "virtio, icount ($kind): $n fio runs of ${RUNTIME_MS} ms guest time ($SAMPLES samples per driver and cell)"
+# VIRTIO_IOEVENTFD=0: the guest's notify exits to QEMU's vCPU thread, which
+# serves the virtqueue there (ioeventfd=off) instead of in the main loop.
+ioeventfd=
+[[ ${VIRTIO_IOEVENTFD:-1} == 0 ]] && ioeventfd=,ioeventfd=off
 BENCH_QEMU=()
 for d in r c; do
     BENCH_QEMU+=(-drive "if=none,id=$d,driver=null-co,size=1G,read-zeroes=off")
-    BENCH_QEMU+=(-device "virtio-blk-pci,drive=$d,serial=bench-$d,num-queues=2")
+    BENCH_QEMU+=(-device "virtio-blk-pci,drive=$d,serial=bench-$d,num-queues=2$ioeventfd")
 done
 bench_meta icount "$RUNTIME_MS" > out/bench-virtio/meta.json
 rm -f out/bench-virtio/virtio.jsonl
