@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Where rvirtio_blk spends more guest instructions per I/O than C
+# virtio_blk: one icount guest as scripts/bench-virtio.sh boots it (two
+# null-co virtio-blk-pci disks, 2 queues each, serials bench-r / bench-c),
+# with the insn_profile TCG plugin (bench/insn-profile/) counting the
+# kernel's executed instructions per translation block, cut into phases at
+# every sync(2) of the guest (bench/profile-guest.sh: sync, fio 4 KiB
+# randread libaio 2 jobs x QD32 on C virtio_blk, sync, the same on
+# rvirtio_blk, sync). bench/insn-profile/report.py maps the blocks to the
+# functions of the guest's /proc/kallsyms and divides by fio's I/O count.
+#
+#   scripts/profile-virtio.sh [RUNTIME_MS]     (500 ms of guest time)
+#
+# Results: results/insn-profile.{md,json}; raw data in out/profile-virtio/.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. scripts/env.sh
+runtime=${1:-${RUNTIME_MS:-500}}
+outdir=$REPO/out/profile-virtio
+kdir=$(scripts/kernel.sh kdir)
+mark=$(awk '$3 == "__x64_sys_sync" { print $1; exit }' "$kdir/System.map")
+[[ -n $mark ]] || die "no __x64_sys_sync in $kdir/System.map"
+grep -q '^CONFIG_RANDOMIZE_BASE=y' "$kdir/.config" \
+    && die "KASLR kernel: System.map addresses are not the running ones"
+[[ -f rvirtio_blk/rvirtio_blk.ko ]] || die "no rvirtio_blk/rvirtio_blk.ko: run 'make modules' first"
+make -s -C bench/insn-profile >&2
+mkdir -p "$outdir" results
+rm -f "$outdir"/{profile.txt,kallsyms,fio-*.json,disks.json,phases.json}
+ioeventfd=
+[[ ${VIRTIO_IOEVENTFD:-1} == 0 ]] && ioeventfd=,ioeventfd=off
+qemu=(--qemu "-plugin" --qemu "file=$REPO/bench/insn-profile/insn_profile.so,mark=0x$mark,out=$outdir/profile.txt")
+for d in r c; do
+    qemu+=(--qemu -drive --qemu "if=none,id=$d,driver=null-co,size=1G,read-zeroes=off")
+    qemu+=(--qemu -device --qemu "virtio-blk-pci,drive=$d,serial=bench-$d,num-queues=2$ioeventfd")
+done
+log "icount guest with insn_profile (mark __x64_sys_sync at 0x$mark), fio ${runtime} ms per driver"
+VM_ACCEL=icount scripts/vm.sh --cpus 2 --out "$outdir" --timeout "${PROFILE_TIMEOUT:-900}" "${qemu[@]}" \
+    -- bash bench/profile-guest.sh "$runtime" > "$outdir/vm.log" 2>&1 \
+    || { tail -n 30 "$outdir/vm.log" >&2; die "profile guest failed ($outdir/vm.log)"; }
+grep -a '^BENCH ' "$outdir/vm.log" | tr -d '\r' >&2 || true
+python3 bench/insn-profile/report.py "$outdir" results/insn-profile
