@@ -117,9 +117,9 @@ impl VirtblkReq {
     /// back; or while it sets up a driver-private request), and makes no
     /// other reference to the owned part while the returned one lives.
     unsafe fn owned(self: Pin<&Self>) -> Pin<&mut Owned> {
-        // SAFETY: Per the caller the reference is unique; `owned` is
-        // structurally pinned, so it never moves while the request data
-        // lives.
+        // `owned` is structurally pinned, so it never moves while the
+        // request data lives.
+        // SAFETY: Per the caller the reference is unique; it stays pinned.
         unsafe { Pin::new_unchecked(&mut *self.owned.get()) }
     }
 

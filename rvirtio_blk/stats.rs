@@ -171,9 +171,9 @@ impl Root {
             .compare_exchange(UNINIT, BUSY, Acquire, Relaxed)
             .is_ok()
         {
-            // SAFETY: only the one caller that moved `ROOT_STATE` from
-            // `UNINIT` gets here, so this runs once; nothing locks `ROOT`
-            // before `ROOT_STATE` is `READY`.
+            // Only the one caller that moved `ROOT_STATE` from `UNINIT` gets
+            // here; nothing locks `ROOT` before `ROOT_STATE` is `READY`.
+            // SAFETY: So this runs once, before any use of the lock.
             unsafe { ROOT.init() };
             ROOT_STATE.store(READY, Release);
         }
