@@ -22,6 +22,14 @@
 //! it ends, inline with `irqmode=0` and `1` (as old C null_blk's bio mode
 //! did), or from a timer `completion_nsec` later with `irqmode=2`
 //! ([`BioTimers`]).
+//!
+//! The disk takes `REQ_NOWAIT` bios (`BioOperations::NOWAIT`), so io_uring
+//! and `RWF_NOWAIT` submit them inline instead of from a worker thread. Such
+//! a bio must not sleep: one that needs a split ends with `EAGAIN`, as the
+//! block layer ends it on a blk-mq disk (`bio_split_rw_at`), and so does one
+//! that finds every `irqmode=2` timer busy or no memory for the store's
+//! pages without waiting (`GFP_NOWAIT`). The submitter retries it without
+//! `REQ_NOWAIT`.
 
 use crate::{
     bad_sectors::BadBlockCheck,
@@ -32,7 +40,7 @@ use crate::{
     timer::{self, BioTimers},
 };
 use kernel::{
-    alloc::flags::GFP_NOIO,
+    alloc::flags::{GFP_NOIO, GFP_NOWAIT},
     block::{
         bio::{BioOperations, BioSet, OwnedBio},
         mq::Command,
@@ -93,6 +101,13 @@ impl BioQueue {
 
     /// Serve one piece that fits the limits.
     fn serve(&self, bio: OwnedBio) {
+        let nowait = bio.is_nowait();
+        // Before anything moves: a `REQ_NOWAIT` bio that would wait for a
+        // timer is handed back untouched.
+        let timer = match self.timers.as_ref().map(|t| t.take(nowait)).transpose() {
+            Ok(timer) => timer,
+            Err(e) => return bio.end(Err(e)),
+        };
         Stats::inc(&self.stats.requests);
         Stats::add(&self.stats.bytes, bio.size().into());
         // As on a blk-mq disk: a bio that meets a bad range fails, after
@@ -104,15 +119,21 @@ impl BioQueue {
                 .and_then(|bad| bad.meets(bio.sector(), u64::from(bio.size()) >> 9)),
             _ => None,
         };
+        // `submit_bio` may sleep: wait for memory rather than fail, unless
+        // the bio is `REQ_NOWAIT`.
+        let gfp = if nowait { GFP_NOWAIT } else { GFP_NOIO };
         let status = match (&self.store, bad) {
-            // `submit_bio` may sleep: wait for memory rather than fail.
-            (Some(store), None) => store.transfer(&bio, GFP_NOIO),
-            (Some(store), Some(part)) => store.transfer_part(&bio, part, GFP_NOIO).and(Err(EIO)),
+            (Some(store), None) => store.transfer(&bio, gfp),
+            (Some(store), Some(part)) => store.transfer_part(&bio, part, gfp).and(Err(EIO)),
             (None, None) => Ok(()),
             (None, Some(_)) => Err(EIO),
         };
-        match &self.timers {
-            Some(timers) => timers.complete_later(bio, status),
+        let status = match status {
+            Err(e) if nowait && e == ENOMEM => Err(EAGAIN),
+            status => status,
+        };
+        match timer {
+            Some(timer) => timer.complete_later(bio, status),
             None => bio.end(status),
         }
     }
@@ -124,6 +145,9 @@ pub(crate) struct NullBio;
 #[vtable]
 impl BioOperations for NullBio {
     type QueueData = Arc<BioQueue>;
+
+    /// Never sleeps on a `REQ_NOWAIT` bio (see the module documentation).
+    const NOWAIT: bool = true;
 
     fn submit_bio(queue: ArcBorrow<'_, BioQueue>, mut bio: OwnedBio) {
         Stats::inc(&queue.stats.bios);
@@ -143,6 +167,8 @@ impl BioOperations for NullBio {
             .flat_map(|s| page_chunks(s.offset(), s.len(), PAGE_SIZE));
         let sectors = match split_point(pages, &limits) {
             SplitPoint::Fits => return queue.serve(bio),
+            // As the block layer does: a split may wait for a bio.
+            SplitPoint::At(_) if bio.is_nowait() => return bio.end(Err(EAGAIN)),
             SplitPoint::At(sectors) => sectors,
             SplitPoint::Impossible => return bio.end(Err(EIO)),
         };

@@ -18,9 +18,11 @@
 //!   a pool of `submit_queues * hw_queue_depth` timers ([`BioTimers`]), each
 //!   for one bio at a time, as old C null_blk's bio mode took a command (with
 //!   its timer) from a per-queue tag map for every bio and waited when all
-//!   were busy. `submit_bio` takes a free timer, sleeping until one is free
-//!   (it may sleep: the disk does not take `REQ_NOWAIT` bios), gives it the
-//!   bio and starts it; the callback ends the bio and gives the timer back.
+//!   were busy. `submit_bio` takes a free timer first, sleeping until one is
+//!   free, or for a `REQ_NOWAIT` bio ending it with `EAGAIN` if none is (as
+//!   a blk-mq disk does when no tag is free), serves the bio, gives it to
+//!   the timer and starts it; the callback ends the bio and gives the timer
+//!   back.
 //!   A bio-based disk does not wait for bios in flight when it goes away,
 //!   so dropping the pool does: it waits for every timer to come back,
 //!   then cancels them all, which also waits for a callback still returning.
@@ -188,12 +190,16 @@ struct Pool {
 }
 
 impl Pool {
-    /// Take a free timer, waiting for one if all are busy.
-    fn get(&self) -> Arc<BioTimer> {
+    /// Take a free timer, waiting for one if all are busy, or, for a
+    /// `REQ_NOWAIT` bio (`nowait`), `None` if all are busy.
+    fn get(&self, nowait: bool) -> Option<Arc<BioTimer>> {
         let mut free = self.free.lock();
         loop {
             if let Some(t) = free.timers.pop() {
-                return t;
+                return Some(t);
+            }
+            if nowait {
+                return None;
             }
             self.returned.wait(&mut free);
         }
@@ -217,7 +223,7 @@ pub(crate) struct BioTimers {
 }
 
 impl BioTimers {
-    /// `count` timers completing bios `delay` after [`BioTimers::complete_later`].
+    /// `count` timers completing bios `delay` after [`TakenTimer::complete_later`].
     pub(crate) fn new(delay: Delta, count: usize) -> Result<Self> {
         let free = Free {
             timers: KVec::with_capacity(count, GFP_KERNEL)?,
@@ -255,12 +261,40 @@ impl BioTimers {
         Ok(this)
     }
 
-    /// End `bio` with `status` `completion_nsec` from now. Sleeps while every
-    /// timer is busy.
-    pub(crate) fn complete_later(&self, bio: OwnedBio, status: Result) {
-        let timer = self.pool.get();
+    /// Take a free timer for a bio before serving it. Sleeps while every
+    /// timer is busy, unless `nowait` (a `REQ_NOWAIT` bio): then `EAGAIN`,
+    /// and the bio is ended with it untouched, as a blk-mq disk ends one
+    /// that finds no free tag.
+    pub(crate) fn take(&self, nowait: bool) -> Result<TakenTimer<'_>> {
+        let timer = self.pool.get(nowait).ok_or(EAGAIN)?;
+        Ok(TakenTimer {
+            timer: Some(timer),
+            pool: &self.pool,
+        })
+    }
+}
+
+/// A timer taken out of a [`BioTimers`] pool for one bio; dropped unused,
+/// it goes back to the pool.
+///
+/// # Invariants
+///
+/// `timer` is `Some` until [`TakenTimer::complete_later`] or `drop` takes it.
+pub(crate) struct TakenTimer<'a> {
+    timer: Option<Arc<BioTimer>>,
+    pool: &'a Arc<Pool>,
+}
+
+impl TakenTimer<'_> {
+    /// End `bio` with `status` `completion_nsec` from now.
+    pub(crate) fn complete_later(mut self, bio: OwnedBio, status: Result) {
+        let Some(timer) = self.timer.take() else {
+            // Unreachable by the type invariant.
+            return bio.end(status);
+        };
         // Its callback gave the timer back: dropping the handle of its last
-        // start returns at once, or once that callback has returned.
+        // start returns at once, or once that callback has returned (it
+        // spins, never sleeps: fine for a `REQ_NOWAIT` bio).
         let old = timer.state.lock().handle.take();
         drop(old);
         let mut state = timer.state.lock();
@@ -268,6 +302,14 @@ impl BioTimers {
         // Under the lock, so that the callback, which takes the bio under it,
         // cannot give the timer back before its handle is stored.
         state.handle = Some(timer.clone().start(self.pool.delay));
+    }
+}
+
+impl Drop for TakenTimer<'_> {
+    fn drop(&mut self) {
+        if let Some(timer) = self.timer.take() {
+            self.pool.put(timer);
+        }
     }
 }
 
