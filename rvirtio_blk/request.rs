@@ -50,11 +50,18 @@ pub(crate) struct VirtblkReq {
     owned: UnsafeCell<Owned>,
     /// Status byte the device writes (`VIRTIO_BLK_S_*`).
     status: Opaque<u8>,
+    /// `owned.out_hdr` as a one-entry scatterlist, made once with the
+    /// request data (C makes it per I/O with `sg_init_one`): the header
+    /// never moves, only its contents change.
+    hdr_sg: SingleSg,
+    /// `status` as a one-entry scatterlist, likewise.
+    status_sg: SingleSg,
 }
 
 // SAFETY: `owned` is only reached by the owner of the request, one thread at
-// a time (see `VirtblkReq::owned`), and `status` only with volatile byte
-// accesses while the device does not own the buffer.
+// a time (see `VirtblkReq::owned`), `status` only with volatile byte
+// accesses while the device does not own the buffer, and `hdr_sg` and
+// `status_sg` are only read once made.
 unsafe impl Sync for VirtblkReq {}
 // SAFETY: Every field may be dropped on any thread.
 unsafe impl Send for VirtblkReq {}
@@ -82,7 +89,7 @@ impl VirtblkReq {
         } else {
             0
         };
-        try_pin_init!(Self {
+        try_pin_init!(&this in Self {
             owned <- UnsafeCell::pin_init(try_pin_init!(Owned {
                 out_hdr: uapi::virtio_blk_outhdr {
                     type_: 0,
@@ -94,6 +101,12 @@ impl VirtblkReq {
                 sg <- ChainedSgTable::new(prealloc),
             }? Error)),
             status: Opaque::new(sg_plan::VIRTIO_BLK_S_IOERR),
+            // SAFETY: `owned` and `status` are initialised (fields are
+            // initialised in this order), in place in `*this`, which is
+            // pinned; the bytes are only described, nobody writes them now.
+            hdr_sg: SingleSg::new(unsafe { hdr_bytes(this) })?,
+            // SAFETY: As above.
+            status_sg: SingleSg::new(unsafe { status_bytes(this) })?,
         }? Error)
     }
 
@@ -233,6 +246,7 @@ fn virtblk_map_data(vblk: &VirtioBlk, req: &Request, o: &mut OwnedProjection<'_>
 /// C `virtblk_unmap_data` and `virtblk_cleanup_cmd`: frees a chained table,
 /// if any, for a request that does not reach the device or came back from
 /// it.
+#[inline]
 fn virtblk_cleanup(vblk: &VirtioBlk, o: &mut OwnedProjection<'_>) {
     if o.sg.is_allocated() {
         vblk.stats.unmapped(o.sg.orig_nents(), vblk.first_chunk);
@@ -241,11 +255,44 @@ fn virtblk_cleanup(vblk: &VirtioBlk, o: &mut OwnedProjection<'_>) {
 }
 
 /// [`virtblk_cleanup`] for a request the caller owns again.
+#[inline]
 fn cleanup_owned(vblk: &VirtioBlk, req: &Request) {
     // SAFETY: The caller owns `req` (the device gave it back or never had
     // it) and holds no other reference to its owned data.
     let owned = unsafe { req.data().owned() };
     virtblk_cleanup(vblk, &mut owned.project());
+}
+
+/// The bytes of the out header of the request data at `this`.
+///
+/// # Safety
+///
+/// `this` points to a [`VirtblkReq`] whose `owned` is initialised, and
+/// nothing writes the header while the returned slice is used.
+unsafe fn hdr_bytes<'a>(this: ptr::NonNull<VirtblkReq>) -> &'a [u8] {
+    // SAFETY: Per the caller `owned` is initialised, so is the header in it,
+    // which is `{ u32, u32, u64 }`, without padding, and not written while
+    // the slice is used.
+    unsafe {
+        let owned = (*this.as_ptr()).owned.get();
+        let hdr = ptr::addr_of!((*owned).out_hdr);
+        core::slice::from_raw_parts(hdr.cast::<u8>(), size_of::<uapi::virtio_blk_outhdr>())
+    }
+}
+
+/// The status byte of the request data at `this`.
+///
+/// # Safety
+///
+/// `this` points to a [`VirtblkReq`] whose `status` is initialised, and
+/// nothing writes it while the returned slice is used.
+unsafe fn status_bytes<'a>(this: ptr::NonNull<VirtblkReq>) -> &'a [u8] {
+    // SAFETY: Per the caller the byte is initialised and not written while
+    // the slice is used.
+    unsafe {
+        let status = (*this.as_ptr()).status.get();
+        core::slice::from_raw_parts(status.cast_const(), 1)
+    }
 }
 
 /// The bytes of `v`.
@@ -274,16 +321,9 @@ fn virtblk_add_req(
     // SAFETY: We own the request; this is the only reference to its owned
     // data until it goes to the device below.
     let o = unsafe { data.owned() }.project();
-    // SAFETY: The header is `{ u32, u32, u64 }`, without padding.
-    let hdr_bytes = unsafe { bytes_of(core::slice::from_ref(&*o.out_hdr)) };
-    // SAFETY: The status byte lives in the request data; nothing writes it
-    // during the call.
-    let status_bytes = unsafe { core::slice::from_raw_parts(data.status.get().cast_const(), 1) };
     // SAFETY: A range is `{ u64, u32, u32 }`, without padding.
     let range_bytes = unsafe { bytes_of(&o.ranges[..]) };
-    let (Ok(hdr), Ok(status)) = (SingleSg::new(hdr_bytes), SingleSg::new(status_bytes)) else {
-        return Err((EINVAL, rq));
-    };
+    let (hdr, status) = (&data.hdr_sg, &data.status_sg);
     let ranges = if range_bytes.is_empty() {
         None
     } else {
