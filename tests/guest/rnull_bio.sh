@@ -163,4 +163,66 @@ else
 fi
 dmesg_clean "bio mode irqmode=1"
 
+# --- REQ_NOWAIT (RWF_NOWAIT, io_uring inline issue) ---------------------------
+# The bio-mode disk takes REQ_NOWAIT bios (BLK_FEAT_NOWAIT). One that fits
+# is served; one that needs a split ends with EAGAIN untouched, as the block
+# layer ends it on a blk-mq disk, and the submitter retries without it.
+direct_io() { # direct_io DEV OFF LEN read|write [nowait]: bytes done, or the errno name; writes LEN bytes of 0x5a, reads print a checksum too
+    python3 - "$@" <<'PY'
+import errno, mmap, os, sys, zlib
+dev, off, ln, op = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+flags = os.RWF_NOWAIT if sys.argv[5:] == ["nowait"] else 0
+buf = mmap.mmap(-1, ln)
+fd = os.open("/dev/" + dev, (os.O_RDWR if op == "write" else os.O_RDONLY) | os.O_DIRECT)
+try:
+    if op == "write":
+        buf.write(b"\x5a" * ln)
+        print(os.pwritev(fd, [buf], off, flags))
+    else:
+        n = os.preadv(fd, [buf], off, flags)
+        print(n, "%08x" % zlib.crc32(buf[:n]))
+except OSError as e:
+    print(errno.errorcode[e.errno])
+PY
+}
+crc_5a() { python3 -c "import zlib,sys; print('%08x' % zlib.crc32(b'\x5a' * int(sys.argv[1])))" "$1"; }
+for qm in 0 2; do
+    if insmod "$KO" queue_mode=$qm gb=1 memory_backed=1; then
+        expect_eq "queue_mode=$qm: RWF_NOWAIT 4 KiB write is served" "$(direct_io rnullb0 8192 4096 write nowait)" 4096
+        expect_eq "queue_mode=$qm: RWF_NOWAIT 4 KiB read returns what was written" \
+            "$(direct_io rnullb0 8192 4096 read nowait)" "4096 $(crc_5a 4096)"
+        check "queue_mode=$qm: 64 KiB write (no RWF_NOWAIT)" test "$(direct_io rnullb0 65536 65536 write)" = 65536
+        echo 16 > /sys/block/rnullb0/queue/max_sectors_kb
+        before=$(counters rnullb0)
+        expect_eq "queue_mode=$qm: RWF_NOWAIT 64 KiB read at max_sectors_kb=16 (needs a split) fails with EAGAIN" \
+            "$(direct_io rnullb0 65536 65536 read nowait)" EAGAIN
+        after=$(counters rnullb0)
+        if [[ $qm == 0 ]]; then want="1 0 0 0 0 0"; else want="0 0 0 0 0 0"; fi
+        expect_eq "queue_mode=$qm: the EAGAIN bio was not split or served (bios splits fast deep pieces bytes)" \
+            "$(delta "$before" "$after")" "$want"
+        expect_eq "queue_mode=$qm: the same read without RWF_NOWAIT is split and served" \
+            "$(direct_io rnullb0 65536 65536 read)" "65536 $(crc_5a 65536)"
+        check "queue_mode=$qm RWF_NOWAIT: rmmod" rmmod rnull_split
+    else
+        not_ok "insmod queue_mode=$qm memory_backed=1 (RWF_NOWAIT)"
+    fi
+done
+# irqmode=2: a REQ_NOWAIT bio takes a free timer or ends with EAGAIN; io_uring
+# issues inline and retries those from its worker, and every I/O completes.
+if insmod "$KO" queue_mode=0 irqmode=2 completion_nsec=20000 gb=1 hw_queue_depth=4; then
+    expect_eq "queue_mode=0 irqmode=2: RWF_NOWAIT 4 KiB read is served from a timer" \
+        "$(direct_io rnullb0 0 4096 read nowait | cut -d' ' -f1)" 4096
+    if fio_json --name=nowait --filename=/dev/rnullb0 --rw=randread --bs=4k --direct=1 \
+            --ioengine=io_uring --iodepth=32 --size=64M --io_size=16M; then
+        expect_eq "queue_mode=0 irqmode=2 hw_queue_depth=4: fio io_uring QD32 (more I/Os than timers) reads 16 MiB, no errors" \
+            "$(fio_field error) $(fio_field read.io_bytes)" "0 16777216"
+    else
+        not_ok "queue_mode=0 irqmode=2: fio io_uring QD32"
+    fi
+    check "queue_mode=0 irqmode=2 RWF_NOWAIT: rmmod" rmmod rnull_split
+else
+    not_ok "insmod queue_mode=0 irqmode=2 hw_queue_depth=4"
+fi
+dmesg_clean "REQ_NOWAIT"
+
 finish
