@@ -134,9 +134,10 @@ def report_null():
            "Layout = hardware queues, scheduler, tags, read back from the kernel for every row. "
            "ns/IO = 1e9 / IOPS in guest time (= instructions per I/O at QD1x1 without idle time). "
            "Ratios are IOPS / C null_blk's IOPS: above 1 is faster than C. "
-           "One run per cell: with one job (one vCPU busy) a cell repeats within about 0.1%; with 2 jobs "
-           "both vCPUs run, round-robin on one host thread, and how they interleave varies from run to "
-           "run: those rows (x2) repeat only within a few % (see Repeatability).",
+           "One run per cell: with one job (one vCPU busy) a cell repeats within about 0.1%. A 2-job cell "
+           "(x2) runs in a fio of its own and is measured in a window of guest time once both jobs run "
+           "(the disk's byte counter read at both ends, after the first I/O, a ramp and a margin): fio's "
+           "own summed IOPS mix per-job windows that start milliseconds of guest time apart.",
            ""]
     hdr = "| irq | mem | workload | layout | " + " | ".join(
         f"{l} IOPS | ns/IO" + (" | MB/s" if l == "null_blk" else " | ×C") for l in labels) + " |"
