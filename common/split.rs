@@ -35,47 +35,117 @@ pub enum SplitPoint {
     Impossible,
 }
 
-/// Find where to split a bio whose remaining segments have the byte lengths
-/// `segments` (in order).
-pub fn split_point<I: IntoIterator<Item = u32>>(segments: I, lim: &SplitLimits) -> SplitPoint {
-    let lbs = u64::from(lim.logical_block_size.max(512));
-    let max_bytes = u64::from(lim.max_sectors) * 512 / lbs * lbs;
-    let seg_max = match lim.max_segment_size {
-        0 => u64::MAX,
-        n => u64::from(n),
-    };
-    let cut = |bytes: u64| -> SplitPoint {
-        let aligned = bytes / lbs * lbs;
+/// The state of the walk: bytes and segments taken into the piece so far.
+struct Walk {
+    lbs: u64,
+    max_bytes: u64,
+    seg_max: u64,
+    max_segments: u32,
+    bytes: u64,
+    nsegs: u32,
+}
+
+impl Walk {
+    /// `None` if no piece can be made at all (`max_sectors` below a block).
+    fn new(lim: &SplitLimits) -> Option<Self> {
+        let lbs = u64::from(lim.logical_block_size.max(512));
+        let max_bytes = u64::from(lim.max_sectors) * 512 / lbs * lbs;
+        (max_bytes != 0).then_some(Self {
+            lbs,
+            max_bytes,
+            seg_max: match lim.max_segment_size {
+                0 => u64::MAX,
+                n => u64::from(n),
+            },
+            max_segments: lim.max_segments,
+            bytes: 0,
+            nsegs: 0,
+        })
+    }
+
+    /// The piece ends after `bytes`, aligned down to the block size.
+    fn cut(&self, bytes: u64) -> SplitPoint {
+        let aligned = bytes / self.lbs * self.lbs;
         if aligned == 0 {
             SplitPoint::Impossible
         } else {
             SplitPoint::At((aligned / 512) as u32)
         }
-    };
-    if max_bytes == 0 {
-        return SplitPoint::Impossible;
     }
 
-    let mut bytes: u64 = 0;
-    let mut nsegs: u32 = 0;
-    for len in segments {
+    /// Take the next segment of `len` bytes, or say where the piece ends.
+    fn take(&mut self, len: u32) -> Option<SplitPoint> {
         let mut left = u64::from(len);
         while left > 0 {
-            let chunk = left.min(seg_max);
-            if lim.max_segments != 0 && nsegs == lim.max_segments {
-                return cut(bytes);
+            let chunk = left.min(self.seg_max);
+            if self.max_segments != 0 && self.nsegs == self.max_segments {
+                return Some(self.cut(self.bytes));
             }
-            if bytes + chunk > max_bytes {
+            if self.bytes + chunk > self.max_bytes {
                 // Stop before this segment; inside it only when nothing
                 // (or less than a block) comes before it.
-                return match cut(bytes) {
-                    SplitPoint::Impossible => cut(max_bytes),
+                return Some(match self.cut(self.bytes) {
+                    SplitPoint::Impossible => self.cut(self.max_bytes),
                     at => at,
-                };
+                });
             }
-            bytes += chunk;
-            nsegs += 1;
+            self.bytes += chunk;
+            self.nsegs += 1;
             left -= chunk;
+        }
+        None
+    }
+}
+
+/// Find where to split a bio whose remaining segments have the byte lengths
+/// `segments` (in order).
+pub fn split_point<I: IntoIterator<Item = u32>>(segments: I, lim: &SplitLimits) -> SplitPoint {
+    let Some(mut walk) = Walk::new(lim) else {
+        return SplitPoint::Impossible;
+    };
+    for len in segments {
+        if let Some(at) = walk.take(len) {
+            return at;
+        }
+    }
+    SplitPoint::Fits
+}
+
+/// [`split_point`] of the pages of multi-page segments, as the 2015 walk saw
+/// them (`bio_for_each_segment`): `bvecs` are `(offset into the first page,
+/// length)`. The result is that of
+/// `split_point(bvecs.flat_map(|(o, l)| page_chunks(o, l, page_size)), lim)`,
+/// but a segment whose pages all fit is taken at once, with its page count,
+/// instead of page by page; only the segment where the piece ends is walked
+/// a page at a time.
+pub fn split_point_pages<I: IntoIterator<Item = (u32, u32)>>(
+    bvecs: I,
+    page_size: u32,
+    lim: &SplitLimits,
+) -> SplitPoint {
+    let Some(mut walk) = Walk::new(lim) else {
+        return SplitPoint::Impossible;
+    };
+    let whole_pages = walk.seg_max >= u64::from(page_size);
+    for (offset, len) in bvecs {
+        if len == 0 {
+            continue;
+        }
+        if whole_pages {
+            // Every page is one segment, and the walk only checks sums
+            // that grow: if the last page fits, every page before it did.
+            let pages = (offset % page_size + len).div_ceil(page_size);
+            let segs_fit = walk.max_segments == 0 || walk.nsegs + pages <= walk.max_segments;
+            if segs_fit && walk.bytes + u64::from(len) <= walk.max_bytes {
+                walk.bytes += u64::from(len);
+                walk.nsegs += pages;
+                continue;
+            }
+        }
+        for chunk in page_chunks(offset, len, page_size) {
+            if let Some(at) = walk.take(chunk) {
+                return at;
+            }
         }
     }
     SplitPoint::Fits

@@ -34,7 +34,7 @@
 use crate::{
     bad_sectors::BadBlockCheck,
     params::{DeviceConfig, IrqMode, SplitClone},
-    split::{page_chunks, split_point, SplitLimits, SplitPoint},
+    split::{split_point_pages, SplitLimits, SplitPoint},
     stats::Stats,
     store::Store,
     timer::{self, BioTimers},
@@ -161,11 +161,10 @@ impl BioOperations for NullBio {
             max_segment_size: bio.queue_max_segment_size(),
             logical_block_size: queue.logical_block_size,
         };
-        // The 2015 walk: page by page (`bio_for_each_segment`).
-        let pages = bio
-            .segments()
-            .flat_map(|s| page_chunks(s.offset(), s.len(), PAGE_SIZE));
-        let sectors = match split_point(pages, &limits) {
+        // The 2015 walk, over single pages (`bio_for_each_segment`), taking
+        // each multi-page segment whose pages all fit at once.
+        let bvecs = bio.segments().map(|s| (s.offset(), s.len()));
+        let sectors = match split_point_pages(bvecs, PAGE_SIZE, &limits) {
             SplitPoint::Fits => return queue.serve(bio),
             // As the block layer does: a split may wait for a bio.
             SplitPoint::At(_) if bio.is_nowait() => return bio.end(Err(EAGAIN)),

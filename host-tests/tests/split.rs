@@ -113,3 +113,47 @@ fn page_chunks_follow_page_boundaries() {
     let chunks = segs.iter().flat_map(|&len| page_chunks(2048, len, 4096));
     assert_eq!(split_point(chunks, &l), SplitPoint::At(32));
 }
+
+/// A small deterministic generator (no crates on the host tests).
+struct Lcg(u64);
+impl Lcg {
+    fn next(&mut self, n: u32) -> u32 {
+        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        ((self.0 >> 33) % u64::from(n)) as u32
+    }
+}
+
+#[test]
+fn split_point_pages_is_the_page_by_page_walk() {
+    let mut r = Lcg(7);
+    let page = 4096;
+    for case in 0..20000 {
+        let lim = SplitLimits {
+            max_sectors: [1, 7, 8, 32, 255, 256, 2048, 2560][r.next(8) as usize],
+            max_segments: [0, 1, 2, 4, 128][r.next(5) as usize],
+            max_segment_size: [0, 512, 4096, 6000, 65536][r.next(5) as usize],
+            logical_block_size: [512, 4096][r.next(2) as usize],
+        };
+        let bvecs: Vec<(u32, u32)> = (0..r.next(12))
+            .map(|_| {
+                let off = if r.next(2) == 0 { 0 } else { r.next(8) * 512 };
+                let len = match r.next(4) {
+                    0 => 512 * (1 + r.next(8)),
+                    1 => page - off,
+                    2 => page * (1 + r.next(64)) - off,
+                    _ => 0,
+                };
+                (off, len)
+            })
+            .collect();
+        let pages = split_point(
+            bvecs.iter().flat_map(|&(o, l)| page_chunks(o, l, page)),
+            &lim,
+        );
+        assert_eq!(
+            split_point_pages(bvecs.iter().copied(), page, &lim),
+            pages,
+            "case {case}: {lim:?} {bvecs:?}"
+        );
+    }
+}
