@@ -12,7 +12,8 @@ pkgs=(rustc-web rust-web-src rustfmt-web
       bc flex bison libelf-dev libssl-dev cpio kmod xz-utils zstd make
       qemu-system-x86 qemu-utils fio busybox-static e2fsprogs
       gawk xfsprogs pciutils
-      python3 python3-matplotlib)
+      python3 python3-matplotlib
+      libglib2.0-dev)  # bench/insn-profile (scripts/profile-virtio.sh)
 missing=()
 for p in "${pkgs[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
