@@ -67,9 +67,8 @@ def same_group(label, irq, mem, cells):
     if label == "null_blk":
         g = {"driver": "null_blk", "params": {**SAME, "queue_mode": 2, "poll_queues": 0, **s}}
     elif label in ("rnull_split", "rnull_split-bio"):
-        # (irqmode=2 with queue_mode=0 is refused by this build: the load
-        # is tried anyway and the refusal recorded, so the day it works
-        # the table has it)
+        # (a load the driver refuses is recorded as refused, so a mode it
+        # gains later shows up by itself)
         qm = 2 if label == "rnull_split" else 0
         p = {**SAME, "queue_mode": qm, **s}
         if RNULL_SPLIT_POLL:
