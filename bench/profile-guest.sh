@@ -16,6 +16,8 @@
 # afterwards, so that no 9p write falls in a measured phase.
 set -euo pipefail
 runtime=${1:-500}
+bs=${2:-4k}
+order=${3:-c-first}
 say() { echo "BENCH $*"; }
 rd() { cat "$1" 2>/dev/null || true; }
 wait_serial() { # PREFIX SERIAL: the disk PREFIX* with that serial
@@ -44,10 +46,10 @@ done
 say "C virtio_blk on $cdev, rvirtio_blk on $rust ($(cat /sys/block/$cdev/mq/*/nr_tags 2>/dev/null | head -1) tags; hw queues: C $(ls /sys/block/$cdev/mq | wc -l), Rust $(ls /sys/block/$rust/mq | wc -l))"
 echo 0 > /proc/sys/kernel/kptr_restrict
 cat /proc/kallsyms > "$OUT/kallsyms"
-printf '{"c": "%s", "rust": "%s", "runtime_ms": %s}\n' "$cdev" "$rust" "$runtime" > "$OUT/disks.json"
+printf '{"c": "%s", "rust": "%s", "runtime_ms": %s, "bs": "%s"}\n' "$cdev" "$rust" "$runtime" "$bs" > "$OUT/disks.json"
 
 job() { # DEV NAME RUNTIME_MS
-    fio --name="$2" --filename="/dev/$1" --rw=randread --bs=4k --ioengine=libaio --iodepth=32 \
+    fio --name="$2" --filename="/dev/$1" --rw=randread --bs="$bs" --ioengine=libaio --iodepth=32 \
         --numjobs=2 --direct=1 --time_based --runtime="${3}ms" --size=256M \
         --group_reporting --randrepeat=1 --norandommap --disk_util=0 \
         --output-format=json --output="/tmp/fio-$2.json" --eta=never
@@ -92,10 +94,17 @@ window() { # DEV NAME
     echo $(( t1 - t0 )) > "/tmp/window-$2.us"
 }
 sync                # phase 3: not measured
-window "$cdev" cwin  # phase 4: C window; phase 5: not measured
-window "$rust" rustwin  # phase 6: Rust window
+# phase 4: the first window; phase 5: not measured; phase 6: the second.
+# PROFILE_ORDER=rust-first measures rvirtio_blk's window first (what an
+# earlier window leaves behind, e.g. fragmented memory for fio's buffers,
+# then weighs on the other driver).
+if [[ ${order} == rust-first ]]; then
+    window "$rust" rustwin; window "$cdev" cwin; wc=6 wr=4
+else
+    window "$cdev" cwin; window "$rust" rustwin; wc=4 wr=6
+fi
 cp /tmp/fio-c.json /tmp/fio-rust.json /tmp/fio-cwin.json /tmp/fio-rustwin.json "$OUT/"
-printf '{"whole": {"c": 1, "rust": 2}, "window": {"c": 4, "rust": 6}, "window_ios": {"c": %s, "rust": %s}, "window_us": {"c": %s, "rust": %s}}\n' \
+printf '{"whole": {"c": 1, "rust": 2}, "window": {"c": %s, "rust": %s}, "window_ios": {"c": %s, "rust": %s}, "window_us": {"c": %s, "rust": %s}}\n' "$wc" "$wr" \
     "$(cat /tmp/window-cwin.ios)" "$(cat /tmp/window-rustwin.ios)" \
     "$(cat /tmp/window-cwin.us)" "$(cat /tmp/window-rustwin.us)" > "$OUT/phases.json"
 say "fio done: whole runs C $(grep -m1 '"total_ios"' /tmp/fio-c.json | tr -dc 0-9), Rust $(grep -m1 '"total_ios"' /tmp/fio-rust.json | tr -dc 0-9) I/Os; windows C $(cat /tmp/window-cwin.ios), Rust $(cat /tmp/window-rustwin.ios) I/Os"

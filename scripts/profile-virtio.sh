@@ -10,12 +10,18 @@
 # functions of the guest's /proc/kallsyms and divides by fio's I/O count.
 #
 #   scripts/profile-virtio.sh [RUNTIME_MS]     (500 ms of guest time)
+#   PROFILE_BS=256k scripts/profile-virtio.sh  (another block size; 4k default)
+#   PROFILE_ORDER=rust-first ...               (rvirtio_blk's window first)
 #
-# Results: results/insn-profile.{md,json}; raw data in out/profile-virtio/.
+# Results: results/insn-profile.{md,json} (results/insn-profile-<BS>.* for
+# another block size); raw data in out/profile-virtio/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/env.sh
 runtime=${1:-${RUNTIME_MS:-500}}
+bs=${PROFILE_BS:-4k}
+name=insn-profile
+[[ $bs == 4k ]] || name=insn-profile-$bs
 outdir=$REPO/out/profile-virtio
 kdir=$(scripts/kernel.sh kdir)
 mark=$(awk '$3 == "__x64_sys_sync" { print $1; exit }' "$kdir/System.map")
@@ -33,10 +39,10 @@ for d in r c; do
     qemu+=(--qemu -drive --qemu "if=none,id=$d,driver=null-co,size=1G,read-zeroes=off")
     qemu+=(--qemu -device --qemu "virtio-blk-pci,drive=$d,serial=bench-$d,num-queues=2$ioeventfd")
 done
-log "icount guest with insn_profile (mark __x64_sys_sync at 0x$mark), fio ${runtime} ms per driver"
+log "icount guest with insn_profile (mark __x64_sys_sync at 0x$mark), fio ${runtime} ms per driver, bs $bs"
 VM_ACCEL=icount scripts/vm.sh --cpus 2 --out "$outdir" --timeout "${PROFILE_TIMEOUT:-900}" "${qemu[@]}" \
-    -- bash bench/profile-guest.sh "$runtime" > "$outdir/vm.log" 2>&1 \
+    -- bash bench/profile-guest.sh "$runtime" "$bs" "${PROFILE_ORDER:-c-first}" > "$outdir/vm.log" 2>&1 \
     || { tail -n 30 "$outdir/vm.log" >&2; die "profile guest failed ($outdir/vm.log)"; }
 # The guest's progress lines; none is not an error (the report checks the data).
 sed -n 's/\r$//; /^BENCH /p' "$outdir/vm.log" >&2
-python3 bench/insn-profile/report.py "$outdir" results/insn-profile
+python3 bench/insn-profile/report.py "$outdir" "results/$name"

@@ -387,9 +387,13 @@ def report_virtio():
     for r in rows:
         if ok(r):
             samples[(r["label"], r["key"])].append(r["iops"])
-            if r["label"] != "virtio_blk" and prev and prev["label"] == "virtio_blk" and prev["key"] == r["key"] \
-                    and prev["group"] == r["group"]:
-                paired[(r["label"], r["key"])].append(r["iops"] / prev["iops"])
+            # A pair: the two drivers' runs of one cell, one right after the
+            # other in one load, in either order (the plan alternates it).
+            if prev and prev["key"] == r["key"] and prev["group"] == r["group"] \
+                    and (prev["label"] == "virtio_blk") != (r["label"] == "virtio_blk"):
+                c, rust = (prev, r) if prev["label"] == "virtio_blk" else (r, prev)
+                paired[(rust["label"], r["key"])].append(rust["iops"] / c["iops"])
+                r = None  # a run is in one pair at most
         prev = r
     keys = list(dict.fromkeys(r["key"] for r in rows))
     desc = {r["key"]: cell_desc(r) for r in rows}

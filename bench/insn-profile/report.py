@@ -228,6 +228,10 @@ def main():
     phases = load_phases(f"{a.dir}/profile.txt")
     fio = {"c": fio_ios(f"{a.dir}/fio-c.json"), "rust": fio_ios(f"{a.dir}/fio-rust.json")}
     dem, demangled = demangler()
+    disks = {}
+    if os.path.exists(f"{a.dir}/disks.json"):
+        disks = json.load(open(f"{a.dir}/disks.json"))
+    bs = {"4k": "4 KiB", "256k": "256 KiB"}.get(disks.get("bs", "4k"), disks.get("bs", "4k"))
     pmap = {}
     if os.path.exists(f"{a.dir}/phases.json"):
         pmap = json.load(open(f"{a.dir}/phases.json"))
@@ -240,7 +244,7 @@ def main():
 
     md = ["# Guest instructions per I/O: C virtio_blk vs rvirtio_blk", "",
           "From `scripts/profile-virtio.sh` (the insn_profile TCG plugin in an icount guest): "
-          "4 KiB randread, fio libaio 2 jobs x QD32, --direct=1, on QEMU null-co disks, 2 queues "
+          f"{bs} randread, fio libaio 2 jobs x QD32, --direct=1, on QEMU null-co disks, 2 queues "
           "each, scheduler none. Kernel instructions executed in a phase (both vCPUs), charged "
           "to functions by the guest's kallsyms, divided by the I/Os of the phase.", ""]
     if "window" in out:
