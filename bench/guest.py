@@ -210,6 +210,32 @@ class Loaded:
 FIO_GLOBAL = ["direct=1", "group_reporting", "randrepeat=1", "norandommap", "disk_util=0"]
 
 
+HUGEPAGE = 2 << 20
+
+
+def iomem(c):
+    """fio's buffers in huge pages for a cell that asks (`"iomem":
+    "mmaphuge"`): then every I/O's buffer is physically contiguous, and the
+    segments per request no longer depend on what earlier runs left of the
+    memory. Enough huge pages are reserved first; if the kernel cannot give
+    them, the cell fails (its row records the error) rather than running on
+    small pages."""
+    if c.get("iomem") != "mmaphuge":
+        return []
+    per_job = -(-c["qd"] * size_bytes(c["bs"]) // HUGEPAGE) + 1
+    need = per_job * c["jobs"]
+    have = int(rd("/proc/sys/vm/nr_hugepages", "0"))
+    if have < need:
+        try:
+            wr("/proc/sys/vm/nr_hugepages", need)
+        except OSError as e:
+            raise RuntimeError(f"nr_hugepages <- {need}: {e}")
+        have = int(rd("/proc/sys/vm/nr_hugepages", "0"))
+        if have < need:
+            raise RuntimeError(f"only {have} of {need} huge pages for fio's buffers")
+    return ["iomem=mmaphuge", f"hugepage-size={HUGEPAGE}"]
+
+
 def fio(jobs, runtime=None, ramp=None):
     """Run the cells [(dev, cell), ...] one after the other in one fio
     process (a section per cell, each its own stonewalled group: fio starts
@@ -220,7 +246,7 @@ def fio(jobs, runtime=None, ramp=None):
     for i, (dev, c) in enumerate(jobs):
         lines += [f"[cell{i}]", "stonewall", "new_group", f"filename=/dev/{dev}", f"rw={c['rw']}",
                   f"bs={c['bs']}", f"ioengine={c['engine']}", f"iodepth={c['qd']}",
-                  f"numjobs={c['jobs']}", f"size={c.get('size', '256M')}"]
+                  f"numjobs={c['jobs']}", f"size={c.get('size', '256M')}"] + iomem(c)
     with open("/tmp/cells.fio", "w") as f:
         f.write("\n".join(lines) + "\n")
     p = subprocess.run(["fio", "--output-format=json", "--output=/tmp/cells.json", "--eta=never",
@@ -282,7 +308,7 @@ def fio_start(dev, c):
     lines = ["[global]"] + FIO_GLOBAL + ["time_based", "runtime=3600s",
              "[cell0]", f"filename=/dev/{dev}", f"rw={c['rw']}", f"bs={c['bs']}",
              f"ioengine={c['engine']}", f"iodepth={c['qd']}", f"numjobs={c['jobs']}",
-             f"size={c.get('size', '256M')}"]
+             f"size={c.get('size', '256M')}"] + iomem(c)
     with open("/tmp/window.fio", "w") as f:
         f.write("\n".join(lines) + "\n")
     return subprocess.Popen(["fio", "--output-format=json", "--output=/tmp/window.json",

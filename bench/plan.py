@@ -174,6 +174,11 @@ def virtio(kind, samples):
             cells = []
             for i, (rw, bs) in enumerate(wl):
                 c = cell(rw, bs, 32, 2, engine="libaio")
+                if os.environ.get("VIRTIO_HUGE") == "1":
+                    # fio's buffers in huge pages (bench/guest.py iomem):
+                    # one segment per I/O whatever earlier runs left of the
+                    # memory, and so no chained SG tables either
+                    c["iomem"] = "mmaphuge"
                 pair = [dict(c, role="c", label="virtio_blk", baseline=True),
                         dict(c, role="rust", label=label)]
                 # Which driver runs a cell first alternates: a fio run finds
