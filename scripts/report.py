@@ -137,7 +137,8 @@ def report_null():
            "One run per cell: with one job (one vCPU busy) a cell repeats within about 0.1%. A 2-job cell "
            "(x2) runs in a fio of its own and is measured in a window of guest time once both jobs run "
            "(the disk's byte counter read at both ends, after the first I/O, a ramp and a margin): fio's "
-           "own summed IOPS mix per-job windows that start milliseconds of guest time apart.",
+           "own summed IOPS mix per-job windows that start milliseconds of guest time apart. Such a cell "
+           "is the median of 3 fio runs (how the jobs interleave on the vCPUs varies between runs).",
            ""]
     hdr = "| irq | mem | workload | layout | " + " | ".join(
         f"{l} IOPS | ns/IO" + (" | MB/s" if l == "null_blk" else " | ×C") for l in labels) + " |"
