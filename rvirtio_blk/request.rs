@@ -101,9 +101,8 @@ impl VirtblkReq {
                 sg <- ChainedSgTable::new(prealloc),
             }? Error)),
             status: Opaque::new(sg_plan::VIRTIO_BLK_S_IOERR),
-            // SAFETY: `owned` and `status` are initialised (fields are
-            // initialised in this order), in place in `*this`, which is
-            // pinned; the bytes are only described, nobody writes them now.
+            // SAFETY: `owned` and `status` are initialised above, in the pinned
+            // `*this`; the bytes are only described, nobody writes them now.
             hdr_sg: SingleSg::new(unsafe { hdr_bytes(this) })?,
             // SAFETY: As above.
             status_sg: SingleSg::new(unsafe { status_bytes(this) })?,
@@ -270,9 +269,8 @@ fn cleanup_owned(vblk: &VirtioBlk, req: &Request) {
 /// `this` points to a [`VirtblkReq`] whose `owned` is initialised, and
 /// nothing writes the header while the returned slice is used.
 unsafe fn hdr_bytes<'a>(this: ptr::NonNull<VirtblkReq>) -> &'a [u8] {
-    // SAFETY: Per the caller `owned` is initialised, so is the header in it,
-    // which is `{ u32, u32, u64 }`, without padding, and not written while
-    // the slice is used.
+    // SAFETY: Per the caller the header, `{ u32, u32, u64 }` without padding,
+    // is initialised and not written while the slice is used.
     unsafe {
         let owned = (*this.as_ptr()).owned.get();
         let hdr = ptr::addr_of!((*owned).out_hdr);
