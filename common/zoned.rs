@@ -306,9 +306,11 @@ impl<V: core::ops::DerefMut<Target = [Zone]>> Zones<V> {
         &self.layout
     }
 
-    /// The zone number of `sector`.
+    /// The zone number of `sector`: a shift, as C's `null_zone_no()`, since
+    /// [`ZonedConfig::layout`] makes the zone size a power of two (and no
+    /// division leaves a panic path behind).
     pub fn zone_no(&self, sector: u64) -> usize {
-        (sector / self.layout.zone_sectors) as usize
+        (sector >> (self.layout.zone_sectors.trailing_zeros() & (u64::BITS - 1))) as usize
     }
 
     /// The zones from the one holding `sector`, at most `nr`.

@@ -108,8 +108,7 @@ impl BioQueue {
             Ok(timer) => timer,
             Err(e) => return bio.end(Err(e)),
         };
-        Stats::inc(&self.stats.requests);
-        Stats::add(&self.stats.bytes, bio.size().into());
+        let bytes = bio.size();
         // As on a blk-mq disk: a bio that meets a bad range fails, after
         // the sectors before it with `badblocks_partial_io`.
         let bad = match bio.command() {
@@ -129,8 +128,14 @@ impl BioQueue {
             (None, Some(_)) => Err(EIO),
         };
         let status = match status {
+            // Not served: the submitter retries it without `REQ_NOWAIT`, and
+            // that is when it counts.
             Err(e) if nowait && e == ENOMEM => Err(EAGAIN),
-            status => status,
+            status => {
+                Stats::inc(&self.stats.requests);
+                Stats::add(&self.stats.bytes, bytes.into());
+                status
+            }
         };
         match timer {
             Some(timer) => timer.complete_later(bio, status),

@@ -171,3 +171,14 @@ fn a_failed_data_move_leaves_the_write_pointer() {
     assert_eq!(z.zone(0).unwrap().wp, 8);
     assert_eq!(z.zone(99), None);
 }
+
+#[test]
+fn zone_numbers_are_a_shift() {
+    for size in [1, 4, 64, 256] {
+        let z = zones(cfg(size), 1024);
+        let zs = size * MB;
+        for sector in [0, 1, zs - 1, zs, zs + 1, 3 * zs - 1, 1024 * MB - 1, 1024 * MB, u64::MAX] {
+            assert_eq!(z.zone_no(sector), (sector / zs) as usize, "zone_size {size} MB, sector {sector}");
+        }
+    }
+}
