@@ -4,6 +4,7 @@ fio cells. bench/guest.py runs a plan in the guest; scripts/report.py turns
 its results into tables.
 
     bench/plan.py null|virtio|wallclock subset|full [RUNTIME_MS]   > PLAN.json
+    bench/plan.py shard PLAN.json N     (PLAN-0.json..: one plan per guest)
 
 null       rnull_split (queue_mode=2 and 0), C null_blk and 7.3's rnull in
            two views, then the seed curve (bio mode, fast vs deep clones).
@@ -209,7 +210,33 @@ def wallclock(kind, samples):
     return groups
 
 
+def shard(path, n):
+    """Cut the plan in PATH into n plans, PATH-0.json.., for n guests that
+    run side by side (icount's figures do not depend on the host's load).
+    The loads of one setting stay together, so that every ratio compares
+    drivers measured in the same guest; the heaviest settings go first to
+    the least loaded shard. Prints the shard files."""
+    plan = json.load(open(path))
+    sets = {}
+    for g in plan["groups"]:
+        k = json.dumps([g.get("view"), g.get("settings")], sort_keys=True)
+        sets.setdefault(k, []).append(g)
+    cost = lambda gs: sum(3 if c["jobs"] > 1 else 1 for g in gs for c in g["cells"])
+    shards = [[] for _ in range(max(1, n))]
+    for gs in sorted(sets.values(), key=cost, reverse=True):
+        min(shards, key=lambda s: cost(s)).extend(gs)
+    base = path[:-5] if path.endswith(".json") else path
+    for i, gs in enumerate(s for s in shards if s):
+        # The plan's own order within a shard.
+        gs.sort(key=plan["groups"].index)
+        with open(f"{base}-{i}.json", "w") as f:
+            json.dump(dict(plan, groups=gs), f, indent=1)
+        print(f"{base}-{i}.json")
+
+
 def main():
+    if sys.argv[1] == "shard":
+        return shard(sys.argv[2], int(sys.argv[3]))
     what, kind = sys.argv[1], sys.argv[2]
     runtime = int(sys.argv[3]) if len(sys.argv) > 3 else 500
     if what == "null":

@@ -10,7 +10,9 @@
 #    load-time defaults, then the seed curve (bio mode, fast vs deep clones
 #    over max_sectors_kb). bench/plan.py says which cells; bench/guest.py
 #    runs them. One sample per cell: icount repeats itself (a few cells run
-#    twice to show it).
+#    twice to show it). BENCH_GUESTS (the host's CPUs) guests run side by
+#    side, each a share of the plan (bench/plan.py shard: the loads of one
+#    setting together); icount's figures do not depend on the host's load.
 # 2. scripts/bench-virtio.sh: rvirtio_blk vs C virtio_blk, also in icount.
 # 3. With no other QEMU guest on the host (WALLCLOCK=auto), a few cells in
 #    multi-threaded TCG, wall-clock time, SAMPLES interleaved loads per driver:
@@ -30,16 +32,30 @@ case $kind in
     *) die "usage: $0 [subset|full]" ;;
 esac
 RUNTIME_MS=${RUNTIME_MS:-500} WALLCLOCK=${WALLCLOCK:-auto} SAMPLES=${SAMPLES:-3} VIRTIO=${VIRTIO:-1}
+BENCH_GUESTS=${BENCH_GUESTS:-$NPROC}
 export BENCH_COMMAND=${BENCH_COMMAND:-"RUNTIME_MS=$RUNTIME_MS WALLCLOCK=$WALLCLOCK SAMPLES=$SAMPLES scripts/run.sh $kind"}
 mkdir -p "$res" out/bench
 . bench/lib.sh
 
-log "null drivers, icount ($kind): $(python3 bench/plan.py null "$kind" "$RUNTIME_MS" \
-    | tee out/bench/plan-null.json | python3 -c 'import json,sys; p=json.load(sys.stdin); print(sum(len(g["cells"]) for g in p["groups"]))') fio runs of ${RUNTIME_MS} ms guest time"
+python3 bench/plan.py null "$kind" "$RUNTIME_MS" > out/bench/plan-null.json
+rm -rf out/bench/plan-null-*.json out/bench/g[0-9]*
+mapfile -t shards < <(python3 bench/plan.py shard out/bench/plan-null.json "$BENCH_GUESTS")
+log "null drivers, icount ($kind): $(python3 -c 'import json,sys; p=json.load(open(sys.argv[1])); print(sum(len(g["cells"]) for g in p["groups"]))' out/bench/plan-null.json) fio runs of ${RUNTIME_MS} ms guest time, in ${#shards[@]} guest(s) side by side"
 bench_meta icount "$RUNTIME_MS" > out/bench/meta.json
 rm -f out/bench/null.jsonl
-bench_guest icount out/bench "$timeout" -- python3 bench/guest.py "$REPO/out/bench/plan-null.json" \
-    "$REPO/out/bench/null.jsonl" || die "null benchmark guest failed (out/bench/console.log)"
+pids=()
+for i in "${!shards[@]}"; do
+    mkdir -p "out/bench/g$i"
+    bench_guest icount "out/bench/g$i" "$timeout" -- python3 bench/guest.py \
+        "$REPO/${shards[$i]}" "$REPO/out/bench/g$i/null.jsonl" | sed -u "s/^  /  g$i /" &
+    pids+=($!)
+done
+failed=0
+for i in "${!pids[@]}"; do
+    wait "${pids[$i]}" || { log "null benchmark guest $i failed (out/bench/g$i/console.log)"; failed=1; }
+done
+[[ $failed == 0 ]] || die "null benchmark failed"
+cat out/bench/g*/null.jsonl > out/bench/null.jsonl
 echo
 scripts/report.py null out/bench/null.jsonl "$res" --meta out/bench/meta.json
 
