@@ -213,19 +213,25 @@ FIO_GLOBAL = ["direct=1", "group_reporting", "randrepeat=1", "norandommap", "dis
 HUGEPAGE = 2 << 20
 
 
-def iomem(c):
-    """fio's buffers in huge pages for a cell that asks (`"iomem":
+def huge_pages(c):
+    """Huge pages a cell's fio buffers take (`"iomem": "mmaphuge"`), 0 for
+    none: fio maps iodepth x bs per job, rounded up, plus its alignment."""
+    if c.get("iomem") != "mmaphuge":
+        return 0
+    return (-(-c["qd"] * size_bytes(c["bs"]) // HUGEPAGE) + 1) * c["jobs"]
+
+
+def iomem(cells):
+    """fio's buffers in huge pages for the cells that ask (`"iomem":
     "mmaphuge"`): then every I/O's buffer is physically contiguous, and the
     segments per request no longer depend on what earlier runs left of the
-    memory. Enough huge pages are reserved first; if the kernel cannot give
-    them, the cell fails (its row records the error) rather than running on
-    small pages."""
-    if c.get("iomem") != "mmaphuge":
-        return []
-    per_job = -(-c["qd"] * size_bytes(c["bs"]) // HUGEPAGE) + 1
-    need = per_job * c["jobs"]
+    memory. Enough huge pages for all of `cells` (one fio process) are
+    reserved first; if the kernel cannot give them, the cells fail (their
+    rows record the error) rather than running on small pages. Returns the
+    fio lines of each cell."""
+    need = sum(huge_pages(c) for c in cells)
     have = int(rd("/proc/sys/vm/nr_hugepages", "0"))
-    if have < need:
+    if need > have:
         try:
             wr("/proc/sys/vm/nr_hugepages", need)
         except OSError as e:
@@ -233,7 +239,7 @@ def iomem(c):
         have = int(rd("/proc/sys/vm/nr_hugepages", "0"))
         if have < need:
             raise RuntimeError(f"only {have} of {need} huge pages for fio's buffers")
-    return ["iomem=mmaphuge", f"hugepage-size={HUGEPAGE}"]
+    return [["iomem=mmaphuge", f"hugepage-size={HUGEPAGE}"] if huge_pages(c) else [] for c in cells]
 
 
 def fio(jobs, runtime=None, ramp=None):
@@ -243,10 +249,11 @@ def fio(jobs, runtime=None, ramp=None):
     lines = ["[global]"] + FIO_GLOBAL
     if runtime:
         lines += ["time_based", f"runtime={runtime}ms", f"ramp_time={ramp}ms"]
+    mem = iomem([c for _, c in jobs])
     for i, (dev, c) in enumerate(jobs):
         lines += [f"[cell{i}]", "stonewall", "new_group", f"filename=/dev/{dev}", f"rw={c['rw']}",
                   f"bs={c['bs']}", f"ioengine={c['engine']}", f"iodepth={c['qd']}",
-                  f"numjobs={c['jobs']}", f"size={c.get('size', '256M')}"] + iomem(c)
+                  f"numjobs={c['jobs']}", f"size={c.get('size', '256M')}"] + mem[i]
     with open("/tmp/cells.fio", "w") as f:
         f.write("\n".join(lines) + "\n")
     p = subprocess.run(["fio", "--output-format=json", "--output=/tmp/cells.json", "--eta=never",
@@ -308,7 +315,7 @@ def fio_start(dev, c):
     lines = ["[global]"] + FIO_GLOBAL + ["time_based", "runtime=3600s",
              "[cell0]", f"filename=/dev/{dev}", f"rw={c['rw']}", f"bs={c['bs']}",
              f"ioengine={c['engine']}", f"iodepth={c['qd']}", f"numjobs={c['jobs']}",
-             f"size={c.get('size', '256M')}"] + iomem(c)
+             f"size={c.get('size', '256M')}"] + iomem([c])[0]
     with open("/tmp/window.fio", "w") as f:
         f.write("\n".join(lines) + "\n")
     return subprocess.Popen(["fio", "--output-format=json", "--output=/tmp/window.json",

@@ -130,7 +130,12 @@ def report_null():
            "or scheduler); C null_blk has no bio mode in 7.3, so its ratio is against request-based C, and "
            "with irqmode=1 rnull_split-bio completes inline (as C's old bio mode did) where C raises a softirq. "
            "rnull (7.3's, configfs: blocksize, size, irqmode 0/1) has no timer mode or memory backing. "
-           "fio: `--direct=1 --norandommap --randrepeat=1`, 256 MiB region, QD1 `psync`, deeper `io_uring`. "
+           "fio: `--direct=1 --norandommap --randrepeat=1`, 256 MiB region, QD1 `psync`, deeper `io_uring`"
+           + ("; its buffers in huge pages (`iomem=mmaphuge`), so every I/O is one physically contiguous "
+              "buffer: with small pages how contiguous a run's buffers happen to be sets the segments per "
+              "large I/O, and their per-page work is most of its cost (1 MiB randwrite QD128x2 spread "
+              "4,014-4,569 IOPS over nine runs of one load on small pages, 16,658-16,960 on huge pages). "
+              if any(r.get("iomem") == "mmaphuge" for r in same) else ". ") +
            "Layout = hardware queues, scheduler, tags, read back from the kernel for every row. "
            "ns/IO = 1e9 / IOPS in guest time (= instructions per I/O at QD1x1 without idle time). "
            "Ratios are IOPS / C null_blk's IOPS: above 1 is faster than C. "
@@ -138,7 +143,11 @@ def report_null():
            "(x2) runs in a fio of its own and is measured in a window of guest time once both jobs run "
            "(the disk's byte counter read at both ends, after the first I/O, a ramp and a margin): fio's "
            "own summed IOPS mix per-job windows that start milliseconds of guest time apart. Such a cell "
-           "is the median of 3 fio runs (how the jobs interleave on the vCPUs varies between runs).",
+           "is the median of 3 fio runs (how the jobs interleave on the vCPUs varies between runs). So is "
+           "a one-job cell that keeps more requests in flight than the queue has tags (QD x ceil(bs / "
+           "max_sectors_kb) > nr_requests: 256 KiB and 1 MiB at QD32-128): its submitters wait for tags "
+           "in io_uring's worker threads, whose scheduling varies between runs (+-1.5% at 1 MiB QD128 "
+           "on either driver).",
            ""]
     hdr = "| irq | mem | workload | layout | " + " | ".join(
         f"{l} IOPS | ns/IO" + (" | MB/s" if l == "null_blk" else " | ×C") for l in labels) + " |"
@@ -200,11 +209,13 @@ def report_null():
     low = sorted(g for g in gaps if g[0] < 0.99)
     md += ["### Ratios below 0.99 (lowest first)", ""]
     if low:
-        md += ["| ×C | driver | irq | mem | workload | ns/IO (C → Rust) |", "|---:|---|---|---|---|---|"]
+        md += ["| ×C | driver | irq | mem | workload | ns/IO (C → Rust) | runs: C / Rust IOPS |",
+               "|---:|---|---|---|---|---|---|"]
+        runs = lambda r: ", ".join(f"{x:,}" for x in r.get("window_iops") or r.get("runs_iops") or [round(r["iops"])])
         for q, l, k, r in low[:30]:
             c = by[("null_blk", k)]
             md.append(f"| {q:.3f} | {l} | {r['settings'].get('irqmode')} | {r['settings'].get('memory_backed')} | "
-                      f"{cell_desc(r)} | {nsio(c):,.0f} → {nsio(r):,.0f} |")
+                      f"{cell_desc(r)} | {nsio(c):,.0f} → {nsio(r):,.0f} | {runs(c)} / {runs(r)} |")
     else:
         md.append("None.")
     md.append("")
@@ -256,13 +267,15 @@ def report_null():
         try:
             prev = json.load(open(prev_path))
             pm = prev.get("meta", {})
-            pr = {(r["view"], r["label"], r["key"]): r for r in prev["rows"] if r.get("rep", 1) == 1 and ok(r)}
+            pr = {(r["view"], r["label"], r["key"], r.get("iomem")): r
+                  for r in prev["rows"] if r.get("rep", 1) == 1 and ok(r)}
             if pm.get("runtime_ms") == meta.get("runtime_ms"):
                 line = (f"Against the previous run in {args.outdir}/ ({pm.get('date', '?')}, git {pm.get('git', '?')}, "
                         f"another boot; the drivers may have been rebuilt in between):")
                 for jobs in (1, 2):
-                    d = sorted((abs(r["iops"] / pr[(r["view"], r["label"], r["key"])]["iops"] - 1), r["label"], r["key"])
-                               for r in main if ok(r) and r["jobs"] == jobs and (r["view"], r["label"], r["key"]) in pr)
+                    k4 = lambda r: (r["view"], r["label"], r["key"], r.get("iomem"))
+                    d = sorted((abs(r["iops"] / pr[k4(r)]["iops"] - 1), r["label"], r["key"])
+                               for r in main if ok(r) and r["jobs"] == jobs and k4(r) in pr)
                     if d:
                         line += (f" {jobs}-job cells: {len(d)}, median |difference| {100 * statistics.median(x[0] for x in d):.3f}%, "
                                  f"{sum(x[0] <= 0.001 for x in d)} within 0.1%, largest {100 * d[-1][0]:.2f}% ({d[-1][1]}, {d[-1][2]});")
