@@ -137,7 +137,7 @@ def per_function(phase, syms, addrs):
     return funcs, unknown
 
 
-def compare(phases, syms, addrs, pc, pr, ios, fio, dem, window_us=None):
+def compare(phases, syms, addrs, pc, pr, ios, fio, dem, window_us=None, mods=("virtio_blk", "rvirtio_blk")):
     res = {}
     for k, pn in (("c", pc), ("rust", pr)):
         ph = next((p for p in phases if p["header"]["phase"] == pn), None)
@@ -147,7 +147,7 @@ def compare(phases, syms, addrs, pc, pr, ios, fio, dem, window_us=None):
         res[k] = {"funcs": funcs, "unknown": unknown, "user": ph["header"]["user_insns"],
                   "kernel": sum(funcs.values()) + unknown}
     # sanity: the C phase runs virtio_blk's code, the Rust phase rvirtio_blk's
-    for k, mod, pn in (("c", "virtio_blk", pc), ("rust", "rvirtio_blk", pr)):
+    for k, mod, pn in (("c", mods[0], pc), ("rust", mods[1], pr)):
         if not any(m == mod for (_, m) in res[k]["funcs"]):
             sys.exit(f"phase {pn} ({k}) ran no {mod} code: wrong phase numbers?")
     keys = set(res["c"]["funcs"]) | set(res["rust"]["funcs"])
@@ -183,9 +183,9 @@ def fmt(v):
     return f"{v:,.1f}"
 
 
-def section(title, what, cmp, top):
+def section(title, what, cmp, top, mods=("virtio_blk", "rvirtio_blk")):
     tot, rows = cmp["totals"], cmp["functions"]
-    md = [f"## {title}", "", what, "", "| per I/O | C virtio_blk | rvirtio_blk | Rust - C |",
+    md = [f"## {title}", "", what, "", f"| per I/O | C {mods[0]} | {mods[1]} | Rust - C |",
           "|---|---:|---:|---:|"]
     for lab, k in (("I/Os", "ios"), ("guest ns per I/O (fio's IOPS; window: its guest time)", "guest_ns_per_io"),
                    ("kernel instructions", "kernel_insns_per_io"),
@@ -236,23 +236,30 @@ def main():
     if os.path.exists(f"{a.dir}/phases.json"):
         pmap = json.load(open(f"{a.dir}/phases.json"))
     whole = pmap.get("whole", {"c": a.c_phase, "rust": a.rust_phase})
+    # scripts/profile-null.sh's disks.json names its modules and workload
+    mods = tuple(disks.get("modules", ("virtio_blk", "rvirtio_blk")))
     out = {"fio": fio, "whole": compare(phases, syms, addrs, whole["c"], whole["rust"],
-                                        {k: fio[k]["total_ios"] for k in fio}, fio, dem)}
+                                        {k: fio[k]["total_ios"] for k in fio}, fio, dem, mods=mods)}
     if "window" in pmap:
         out["window"] = compare(phases, syms, addrs, pmap["window"]["c"], pmap["window"]["rust"],
                                 pmap["window_ios"], {}, dem, pmap.get("window_us"))
 
-    md = ["# Guest instructions per I/O: C virtio_blk vs rvirtio_blk", "",
-          "From `scripts/profile-virtio.sh` (the insn_profile TCG plugin in an icount guest): "
-          f"{bs} randread, fio libaio 2 jobs x QD32, --direct=1, on QEMU null-co disks, 2 queues "
-          "each, scheduler none. Kernel instructions executed in a phase (both vCPUs), charged "
-          "to functions by the guest's kallsyms, divided by the I/Os of the phase.", ""]
+    if "workload" in disks:
+        md = [f"# Guest instructions per I/O: C {mods[0]} vs {mods[1]}", "", disks["workload"] +
+              " Kernel instructions executed in a phase (both vCPUs), charged to functions by the "
+              "guest's kallsyms, divided by the I/Os of the phase.", ""]
+    else:
+        md = ["# Guest instructions per I/O: C virtio_blk vs rvirtio_blk", "",
+              "From `scripts/profile-virtio.sh` (the insn_profile TCG plugin in an icount guest): "
+              f"{bs} randread, fio libaio 2 jobs x QD32, --direct=1, on QEMU null-co disks, 2 queues "
+              "each, scheduler none. Kernel instructions executed in a phase (both vCPUs), charged "
+              "to functions by the guest's kallsyms, divided by the I/Os of the phase.", ""]
     if "window" in out:
         md += section("Steady state", "A window of fio's run cut from outside it (fio's start-up "
                       "and exit are out); I/Os: the disk's completed reads in the window "
-                      "(/sys/block/*/stat).", out["window"], a.top)
+                      "(/sys/block/*/stat).", out["window"], a.top, mods)
     md += section("Whole fio run", "One fio run per driver (start-up and exit included, after a "
-                  "warm-up run); I/Os: fio's total_ios.", out["whole"], a.top)
+                  "warm-up run); I/Os: fio's total_ios.", out["whole"], a.top, mods)
     md += ["Guest ns per I/O above the instructions per I/O is time icount skipped while every "
            "vCPU idled (waiting for QEMU's virtqueue thread).", "",
            "Caveats: a translation block is charged whole to the function it starts in "

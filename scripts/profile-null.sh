@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Where rnull_split spends more guest instructions per I/O than C null_blk
+# with the same settings: one icount guest with the insn_profile TCG plugin
+# (bench/insn-profile/), both drivers loaded, one fio run each cut into
+# phases at sync(2) (bench/profile-null-guest.sh), mapped to functions by
+# bench/insn-profile/report.py and divided by fio's I/O count.
+#
+#   PROFILE_RW=randread PROFILE_BS=32k PROFILE_QD=32 PROFILE_IRQ=0 scripts/profile-null.sh [RUNTIME_MS]
+#
+# Results: results/insn-profile-null-<rw>-<bs>-qd<qd>-irq<irq>.{md,json};
+# raw data in out/profile-null/.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. scripts/env.sh
+runtime=${1:-${RUNTIME_MS:-500}}
+rw=${PROFILE_RW:-randread} bs=${PROFILE_BS:-32k} qd=${PROFILE_QD:-32} irq=${PROFILE_IRQ:-0}
+name=insn-profile-null-$rw-$bs-qd$qd-irq$irq
+outdir=$REPO/out/profile-null
+kdir=$(scripts/kernel.sh kdir)
+mark=$(awk '$3 == "__x64_sys_sync" { print $1; exit }' "$kdir/System.map")
+[[ -n $mark ]] || die "no __x64_sys_sync in $kdir/System.map"
+grep -q '^CONFIG_RANDOMIZE_BASE=y' "$kdir/.config" \
+    && die "KASLR kernel: System.map addresses are not the running ones"
+[[ -f ${MODDIR:-$REPO}/rnull_split/rnull_split.ko ]] || die "no rnull_split.ko: run 'make modules' first"
+make -s -C bench/insn-profile >&2
+mkdir -p "$outdir" results
+rm -f "$outdir"/{profile.txt,kallsyms,fio-*.json,disks.json,phases.json}
+qemu=(--qemu "-plugin" --qemu "file=$REPO/bench/insn-profile/insn_profile.so,mark=0x$mark,out=$outdir/profile.txt")
+log "icount guest with insn_profile, fio $rw $bs QD$qd irqmode=$irq, ${runtime} ms per driver"
+VM_ACCEL=icount scripts/vm.sh --cpus 2 --out "$outdir" --timeout "${PROFILE_TIMEOUT:-900}" "${qemu[@]}" \
+    -- bash bench/profile-null-guest.sh "$runtime" "$rw" "$bs" "$qd" "$irq" > "$outdir/vm.log" 2>&1 \
+    || { tail -n 30 "$outdir/vm.log" >&2; die "profile guest failed ($outdir/vm.log)"; }
+sed -n 's/\r$//; /^BENCH /p' "$outdir/vm.log" >&2
+python3 bench/insn-profile/report.py "$outdir" "results/$name"
