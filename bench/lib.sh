@@ -49,3 +49,17 @@ print(json.dumps({
 }, indent=1))
 PY
 }
+
+# profile_mark: the address of __x64_sys_sync in the test kernel, where the
+# insn_profile plugin cuts its phases (scripts/profile-virtio.sh,
+# scripts/profile-null.sh); dies for a KASLR kernel, whose System.map
+# addresses are not the running ones.
+profile_mark() {
+    local kdir mark
+    kdir=$(scripts/kernel.sh kdir)
+    mark=$(awk '$3 == "__x64_sys_sync" { print $1; exit }' "$kdir/System.map")
+    [[ -n $mark ]] || die "no __x64_sys_sync in $kdir/System.map"
+    grep -q '^CONFIG_RANDOMIZE_BASE=y' "$kdir/.config" \
+        && die "KASLR kernel: System.map addresses are not the running ones"
+    echo "$mark"
+}

@@ -16,11 +16,8 @@ runtime=${1:-${RUNTIME_MS:-500}}
 rw=${PROFILE_RW:-randread} bs=${PROFILE_BS:-32k} qd=${PROFILE_QD:-32} irq=${PROFILE_IRQ:-0}
 name=insn-profile-null-$rw-$bs-qd$qd-irq$irq
 outdir=$REPO/out/profile-null
-kdir=$(scripts/kernel.sh kdir)
-mark=$(awk '$3 == "__x64_sys_sync" { print $1; exit }' "$kdir/System.map")
-[[ -n $mark ]] || die "no __x64_sys_sync in $kdir/System.map"
-grep -q '^CONFIG_RANDOMIZE_BASE=y' "$kdir/.config" \
-    && die "KASLR kernel: System.map addresses are not the running ones"
+. bench/lib.sh
+mark=$(profile_mark)
 [[ -f ${MODDIR:-$REPO}/rnull_split/rnull_split.ko ]] || die "no rnull_split.ko: run 'make modules' first"
 make -s -C bench/insn-profile >&2
 mkdir -p "$outdir" results

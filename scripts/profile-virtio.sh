@@ -23,11 +23,8 @@ bs=${PROFILE_BS:-4k}
 name=insn-profile
 [[ $bs == 4k ]] || name=insn-profile-$bs
 outdir=$REPO/out/profile-virtio
-kdir=$(scripts/kernel.sh kdir)
-mark=$(awk '$3 == "__x64_sys_sync" { print $1; exit }' "$kdir/System.map")
-[[ -n $mark ]] || die "no __x64_sys_sync in $kdir/System.map"
-grep -q '^CONFIG_RANDOMIZE_BASE=y' "$kdir/.config" \
-    && die "KASLR kernel: System.map addresses are not the running ones"
+. bench/lib.sh
+mark=$(profile_mark)
 [[ -f rvirtio_blk/rvirtio_blk.ko ]] || die "no rvirtio_blk/rvirtio_blk.ko: run 'make modules' first"
 make -s -C bench/insn-profile >&2
 mkdir -p "$outdir" results
