@@ -6,7 +6,9 @@ rvirtio_blk, from an insn_profile run (scripts/profile-virtio.sh).
 
 DIR holds profile.txt (the plugin's phases: "phase N ..." headers, then
 "vaddr ninsns count" lines), kallsyms (the guest's /proc/kallsyms with the
-modules loaded), fio-c.json and fio-rust.json (fio --output-format=json).
+modules loaded; kallsyms-c and kallsyms-rust instead when the drivers were
+loaded one at a time, each taken while its driver was loaded), fio-c.json
+and fio-rust.json (fio --output-format=json).
 Each translation block is charged to the text symbol at or below its start
 address (a block that runs on past the function's end is charged whole to
 the function it starts in). Writes OUT_PREFIX.md and OUT_PREFIX.json.
@@ -137,13 +139,14 @@ def per_function(phase, syms, addrs):
     return funcs, unknown
 
 
-def compare(phases, syms, addrs, pc, pr, ios, fio, dem, window_us=None, mods=("virtio_blk", "rvirtio_blk")):
+def compare(phases, syms, pc, pr, ios, fio, dem, window_us=None, mods=("virtio_blk", "rvirtio_blk")):
+    """syms: {"c": (symbols, addresses), "rust": ...}, the symbol table of each side."""
     res = {}
     for k, pn in (("c", pc), ("rust", pr)):
         ph = next((p for p in phases if p["header"]["phase"] == pn), None)
         if ph is None:
             sys.exit(f"no phase {pn} in profile.txt")
-        funcs, unknown = per_function(ph, syms, addrs)
+        funcs, unknown = per_function(ph, *syms[k])
         res[k] = {"funcs": funcs, "unknown": unknown, "user": ph["header"]["user_insns"],
                   "kernel": sum(funcs.values()) + unknown}
     # sanity: the C phase runs virtio_blk's code, the Rust phase rvirtio_blk's
@@ -223,8 +226,11 @@ def main():
     ap.add_argument("--top", type=int, default=40)
     a = ap.parse_args()
 
-    syms = load_syms(f"{a.dir}/kallsyms")
-    addrs = [s[0] for s in syms]
+    syms = {}
+    for k in ("c", "rust"):
+        path = f"{a.dir}/kallsyms-{k}"
+        table = load_syms(path if os.path.exists(path) else f"{a.dir}/kallsyms")
+        syms[k] = (table, [s[0] for s in table])
     phases = load_phases(f"{a.dir}/profile.txt")
     fio = {"c": fio_ios(f"{a.dir}/fio-c.json"), "rust": fio_ios(f"{a.dir}/fio-rust.json")}
     dem, demangled = demangler()
@@ -238,10 +244,10 @@ def main():
     whole = pmap.get("whole", {"c": a.c_phase, "rust": a.rust_phase})
     # scripts/profile-null.sh's disks.json names its modules and workload
     mods = tuple(disks.get("modules", ("virtio_blk", "rvirtio_blk")))
-    out = {"fio": fio, "whole": compare(phases, syms, addrs, whole["c"], whole["rust"],
+    out = {"fio": fio, "whole": compare(phases, syms, whole["c"], whole["rust"],
                                         {k: fio[k]["total_ios"] for k in fio}, fio, dem, mods=mods)}
     if "window" in pmap:
-        out["window"] = compare(phases, syms, addrs, pmap["window"]["c"], pmap["window"]["rust"],
+        out["window"] = compare(phases, syms, pmap["window"]["c"], pmap["window"]["rust"],
                                 pmap["window_ios"], {}, dem, pmap.get("window_us"))
 
     if "workload" in disks:
