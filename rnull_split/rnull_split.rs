@@ -61,6 +61,10 @@ mod throttle;
 #[path = "../common/badblocks.rs"]
 mod badblocks;
 
+#[allow(unreachable_pub, dead_code)]
+#[path = "../common/fifo.rs"]
+mod fifo;
+
 mod bad_sectors;
 mod bio_queue;
 mod config;

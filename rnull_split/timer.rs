@@ -30,7 +30,7 @@
 //! Everything is safe code over `kernel::block::mq::RequestTimerCallback`,
 //! `kernel::time::hrtimer`, `kernel::sync::SpinLockIrq` and `CondVar`.
 
-use crate::device::NullQueue;
+use crate::{device::NullQueue, fifo::Fifo};
 use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use kernel::{
     block::{
@@ -39,7 +39,7 @@ use kernel::{
     },
     impl_has_hr_timer, new_condvar, new_spinlock_irq, pr_warn_once,
     prelude::*,
-    sync::{aref::ARef, Arc, ArcBorrow, CondVar, SpinLockIrq},
+    sync::{aref::ARef, Arc, ArcBorrow, CondVar, SpinLockIrq, SpinLockIrqGuard},
     time::{
         hrtimer::{
             ArcHrTimerHandle, HrTimer, HrTimerCallback, HrTimerCallbackContext, HrTimerPointer,
@@ -169,13 +169,40 @@ impl HrTimerCallback for BioTimer {
     }
 }
 
-/// The free timers of a [`BioTimers`] pool.
+/// The free timers of a [`BioTimers`] pool, taken oldest first: a timer
+/// just given back may still be in its callback, on another CPU, and would
+/// stay armed there (see [`crate::fifo`]).
 struct Free {
-    /// Room for every timer of the pool, so that giving one back never
+    /// A slot for every timer of the pool, so that giving one back never
     /// allocates.
-    timers: KVec<Arc<BioTimer>>,
+    slots: KVec<Option<Arc<BioTimer>>>,
+    /// Which of `slots` hold free timers, oldest first.
+    queue: Fifo,
     /// How many timers the pool has.
     total: usize,
+    /// How many tasks wait in [`Pool::wait_returned`], so that giving a
+    /// timer back wakes somebody only when somebody waits (C null_blk's
+    /// `waitqueue_active()` check before `wake_up()`).
+    waiters: usize,
+}
+
+impl Free {
+    /// Queue a free timer; gives it back if every slot is taken.
+    fn push(&mut self, timer: Arc<BioTimer>) -> Result<(), Arc<BioTimer>> {
+        match self.queue.push().and_then(|i| self.slots.get_mut(i)) {
+            Some(slot) => {
+                *slot = Some(timer);
+                Ok(())
+            }
+            None => Err(timer),
+        }
+    }
+
+    /// The timer free the longest, if any.
+    fn pop(&mut self) -> Option<Arc<BioTimer>> {
+        let i = self.queue.pop()?;
+        self.slots.get_mut(i)?.take()
+    }
 }
 
 /// The part of a [`BioTimers`] that its timers see.
@@ -195,25 +222,40 @@ impl Pool {
     fn get(&self, nowait: bool) -> Option<Arc<BioTimer>> {
         let mut free = self.free.lock();
         loop {
-            if let Some(t) = free.timers.pop() {
+            if let Some(t) = free.pop() {
                 return Some(t);
             }
             if nowait {
                 return None;
             }
-            self.returned.wait(&mut free);
+            self.wait_returned(&mut free);
         }
+    }
+
+    /// Sleep until a timer comes back (or spuriously): the caller rechecks.
+    fn wait_returned(&self, free: &mut SpinLockIrqGuard<'_, Free>) {
+        // Counted under the lock, and `wait` queues the task before it
+        // releases it: a `put` that does not see the count cannot have
+        // run before the task was queued, so no wake-up is lost.
+        free.waiters += 1;
+        self.returned.wait(free);
+        free.waiters -= 1;
     }
 
     /// Give `timer` back (from its callback).
     fn put(&self, timer: Arc<BioTimer>) {
-        let full = self.free.lock().timers.push_within_capacity(timer);
+        let (full, waiters) = {
+            let mut free = self.free.lock();
+            (free.push(timer), free.waiters)
+        };
         // Cannot happen (there is room for every timer); the timer would be
         // lost to the pool, so that dropping the pool would wait forever.
         if full.is_err() {
             pr_err!("bio timer pool overflow\n");
         }
-        self.returned.notify_one();
+        if waiters > 0 {
+            self.returned.notify_one();
+        }
     }
 }
 
@@ -225,9 +267,15 @@ pub(crate) struct BioTimers {
 impl BioTimers {
     /// `count` timers completing bios `delay` after [`TakenTimer::complete_later`].
     pub(crate) fn new(delay: Delta, count: usize) -> Result<Self> {
+        let mut slots = KVec::with_capacity(count, GFP_KERNEL)?;
+        for _ in 0..count {
+            slots.push(None, GFP_KERNEL)?;
+        }
         let free = Free {
-            timers: KVec::with_capacity(count, GFP_KERNEL)?,
+            slots,
+            queue: Fifo::new(count),
             total: 0,
+            waiters: 0,
         };
         let pool = Arc::pin_init(
             pin_init!(Pool {
@@ -253,7 +301,7 @@ impl BioTimers {
                 GFP_KERNEL,
             )?;
             let mut free = this.pool.free.lock();
-            if free.timers.push_within_capacity(timer).is_err() {
+            if free.push(timer).is_err() {
                 return Err(ENOMEM);
             }
             free.total += 1;
@@ -319,12 +367,15 @@ impl Drop for BioTimers {
         // flight, whose timers then all come back.
         let timers = {
             let mut free = self.pool.free.lock();
-            while free.timers.len() < free.total {
-                self.pool.returned.wait(&mut free);
+            while free.queue.len() < free.total {
+                self.pool.wait_returned(&mut free);
             }
-            core::mem::take(&mut free.timers)
+            // Every slot holds a timer now; the pool is left empty.
+            free.queue = Fifo::new(0);
+            free.total = 0;
+            core::mem::take(&mut free.slots)
         };
-        for timer in &timers {
+        for timer in timers.iter().flatten() {
             let handle = timer.state.lock().handle.take();
             // Cancels a stopped timer, waiting for a callback still
             // returning; drops the handle's reference on `timer`.

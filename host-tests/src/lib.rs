@@ -21,3 +21,6 @@ pub mod throttle;
 
 #[path = "../../common/badblocks.rs"]
 pub mod badblocks;
+
+#[path = "../../common/fifo.rs"]
+pub mod fifo;
