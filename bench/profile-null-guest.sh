@@ -9,19 +9,25 @@
 # fio (phase 3); sync. /proc/kallsyms is saved while each is loaded. fio's
 # JSON goes to $OUT afterwards, so that no 9p write falls in a measured phase.
 #
-#   bench/profile-null-guest.sh RUNTIME_MS RW BS QD IRQMODE [LOAD [JOBS [RUST_QUEUE_MODE]]]
+#   bench/profile-null-guest.sh RUNTIME_MS RW BS QD IRQMODE [LOAD [JOBS [RUST_QUEUE_MODE [MEMORY_BACKED]]]]
 #
 # RUST_QUEUE_MODE=0 loads rnull_split bio-based (C null_blk has no bio mode
-# in 7.3: it stays request-based).
+# in 7.3: it stays request-based). MEMORY_BACKED=1 disks are written through
+# once after loading, as the benchmark does, so that reads copy data.
 set -euo pipefail
-runtime=$1 rw=$2 bs=$3 qd=$4 irq=$5 load=${6:-both} jobs=${7:-1} rust_qm=${8:-2}
+runtime=$1 rw=$2 bs=$3 qd=$4 irq=$5 load=${6:-both} jobs=${7:-1} rust_qm=${8:-2} mem=${9:-0}
 say() { echo "BENCH $*"; }
-same="gb=4 bs=512 submit_queues=1 hw_queue_depth=256 completion_nsec=10000 poll_queues=0 irqmode=$irq memory_backed=0"
+same="gb=4 bs=512 submit_queues=1 hw_queue_depth=256 completion_nsec=10000 poll_queues=0 irqmode=$irq memory_backed=$mem"
 load() { # KO DEV [PARAM...]
     insmod "$1" $same "${@:3}"
     for _ in $(seq 100); do [[ -e /dev/$2 ]] && break; sleep 0.05; done
-    [[ -d /sys/block/$2/mq ]] || return 0    # bio-based: no scheduler
-    echo none > "/sys/block/$2/queue/scheduler"
+    if [[ -d /sys/block/$2/mq ]]; then     # bio-based: no scheduler
+        echo none > "/sys/block/$2/queue/scheduler"
+    fi
+    if [[ $mem == 1 ]]; then
+        fio --name=fill --filename="/dev/$2" --rw=write --bs=1M --ioengine=psync --direct=1 \
+            --size=256M --output=/dev/null
+    fi
 }
 c_ko=$KDIR/drivers/block/null_blk/null_blk.ko rust_ko=$MODDIR/rnull_split/rnull_split.ko
 echo 0 > /proc/sys/kernel/kptr_restrict
@@ -74,6 +80,7 @@ else
     printf '{"whole": {"c": 1, "rust": 3}}\n' > /tmp/phases.json
 fi
 cp /tmp/fio-c.json /tmp/fio-rust.json /tmp/kallsyms* /tmp/phases.json "$OUT/"
-say "fio done: C $(grep -m1 '"total_ios"' /tmp/fio-c.json | tr -dc 0-9), Rust $(grep -m1 '"total_ios"' /tmp/fio-rust.json | tr -dc 0-9) I/Os"
+ios() { grep '"total_ios"' "$1" | head -n 2 | tr -dc '0-9\n' | paste -sd+ | bc; } # read + write
+say "fio done: C $(ios /tmp/fio-c.json), Rust $(ios /tmp/fio-rust.json) I/Os"
 rmmod rnull_split
 [[ $load == alone ]] || rmmod null_blk

@@ -93,7 +93,8 @@ def load_phases(path):
 def fio_ios(path):
     text = open(path).read()
     j = json.loads(text[text.index("{"):])["jobs"][0]
-    r = j["read"]
+    # reads or writes, whichever the job did
+    r = max((j[d] for d in ("read", "write")), key=lambda x: x["total_ios"])
     return {"total_ios": r["total_ios"], "iops": r["iops"], "runtime_ms": r["runtime"],
             "usr_cpu": j["usr_cpu"], "sys_cpu": j["sys_cpu"]}
 
