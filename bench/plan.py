@@ -5,6 +5,9 @@ its results into tables.
 
     bench/plan.py null|virtio|wallclock subset|full [RUNTIME_MS]   > PLAN.json
     bench/plan.py shard PLAN.json N     (PLAN-0.json..: one plan per guest)
+    bench/plan.py confirm PLAN.json RESULTS.jsonl [THRESHOLD]  > CONFIRM.json
+                                        (the same-settings cells below THRESHOLD
+                                        x C, 0.99, with C's, to run again)
 
 null       rnull_split (queue_mode=2 and 0), C null_blk and 7.3's rnull in
            two views, then the seed curve (bio mode, fast vs deep clones).
@@ -241,9 +244,38 @@ def shard(path, n):
         print(f"{base}-{i}.json")
 
 
+def confirm(plan_path, results_path, threshold):
+    """A plan of the same-settings cells of PLAN whose result in RESULTS
+    (bench/guest.py's JSON lines) was below THRESHOLD x C null_blk: for
+    every setting with such a cell, the C group and each Rust group that
+    fell below, with only those cells, to run again in a fresh guest."""
+    plan = json.load(open(plan_path))
+    rows = [json.loads(l) for l in open(results_path) if l.strip()]
+    iops = {(r["label"], r["key"]): r["iops"] for r in rows
+            if r.get("view") == "same" and r.get("iops") and "error" not in r}
+    low = {}  # key -> labels below
+    for (label, key), v in iops.items():
+        c = iops.get(("null_blk", key))
+        if label != "null_blk" and c and v / c < threshold:
+            low.setdefault(key, set()).add(label)
+    groups = []
+    for g in plan["groups"]:
+        if g.get("view") != "same":
+            continue
+        keep = [c for c in g["cells"] if c["key"] in low
+                and (g["label"] == "null_blk" or g["label"] in low[c["key"]])]
+        if keep:
+            groups.append(dict(g, cells=keep, id=g["id"] + "-confirm"))
+    return dict(plan, name=plan["name"] + "-confirm", groups=groups)
+
+
 def main():
     if sys.argv[1] == "shard":
         return shard(sys.argv[2], int(sys.argv[3]))
+    if sys.argv[1] == "confirm":
+        threshold = float(sys.argv[4]) if len(sys.argv) > 4 else 0.99
+        json.dump(confirm(sys.argv[2], sys.argv[3], threshold), sys.stdout, indent=1)
+        return
     what, kind = sys.argv[1], sys.argv[2]
     runtime = int(sys.argv[3]) if len(sys.argv) > 3 else 500
     if what == "null":

@@ -7,6 +7,10 @@ null       OUTDIR/null.{json,md}, one ratio heat map per driver pair
            (null-heat-<driver>.png) and the seed curve (seeds.png).
 virtio     OUTDIR/virtio.{json,md,png} and OUTDIR/virtio-memory.md.
 wallclock  OUTDIR/wallclock.{json,md,png}.
+confirm    OUTDIR/null-confirm.{json,md}: RESULTS is a second run, in a fresh
+           guest, of the cells of --first (the full run) below 0.99x C
+           (bench/plan.py confirm); a cell counts as below only if it is in
+           both runs.
 
 Every Markdown file and JSON object starts with the command that made it
 (META's "command") and how (QEMU accelerator, kernel, git revision). The
@@ -22,10 +26,11 @@ import argparse, json, math, os, statistics, sys
 from collections import defaultdict
 
 ap = argparse.ArgumentParser()
-ap.add_argument("kind", choices=["null", "virtio", "wallclock"])
+ap.add_argument("kind", choices=["null", "virtio", "wallclock", "confirm"])
 ap.add_argument("results")
 ap.add_argument("outdir")
 ap.add_argument("--meta")
+ap.add_argument("--first", help="confirm: the run whose cells below 0.99x were run again")
 args = ap.parse_args()
 os.makedirs(args.outdir, exist_ok=True)
 meta = json.load(open(args.meta)) if args.meta else {}
@@ -526,4 +531,44 @@ def report_wallclock():
     save_fig(plt, fig, "wallclock.png")
 
 
-{"null": report_null, "virtio": report_virtio, "wallclock": report_wallclock}[args.kind]()
+def report_confirm():
+    def table(rs):
+        return {(r["label"], r["key"]): r for r in rs
+                if r.get("view") == "same" and ok(r) and r.get("rep", 1) == 1}
+    first = table(json.loads(l) for l in open(args.first) if l.strip())
+    again = table(rows)
+    cells = sorted({(l, k) for (l, k) in again
+                    if l != "null_blk" and (l, k) in first and ("null_blk", k) in first},
+                   key=lambda lk: ratio(first[lk]["iops"], first[("null_blk", lk[1])]["iops"]))
+    md = header("Null block drivers: the cells below 0.99x run again")
+    md += ["Every same-settings cell of the first run (`" + os.path.relpath(args.first) + "`) whose Rust "
+           "driver was below 0.99x C null_blk, run again with C's cell in a fresh guest (the loads of "
+           "those cells only, `bench/plan.py confirm`). In icount a one-job cell repeats within about "
+           "0.1% in one guest, but what the guest ran before (memory, worker threads) moves a cell whose "
+           "I/O goes through io_uring's workers, or whose two jobs interleave on the vCPUs, by a few "
+           "percent either way; so a cell is below only if it is in both runs.", "",
+           "| driver | workload | irq | mem | first: C / Rust IOPS | ×C | again: C / Rust IOPS | ×C | below in both |",
+           "|---|---|---|---|---:|---:|---:|---:|---|"]
+    out, both = [], 0
+    for l, k in cells:
+        r1, c1 = first[(l, k)], first[("null_blk", k)]
+        r2, c2 = again[(l, k)], again.get(("null_blk", k))
+        x1 = ratio(r1["iops"], c1["iops"])
+        x2 = ratio(r2["iops"], c2["iops"]) if c2 else None
+        low = x1 < 0.99 and x2 is not None and x2 < 0.99
+        both += low
+        st = r1["settings"]
+        md.append(f"| {l} | {cell_desc(r1)} | {st.get('irqmode')} | {st.get('memory_backed')} | "
+                  f"{c1['iops']:,.0f} / {r1['iops']:,.0f} | {x1:.3f} | "
+                  + (f"{c2['iops']:,.0f} / {r2['iops']:,.0f} | {x2:.3f} | " if c2 else "- | - | ")
+                  + ("**yes**" if low else "no") + " |")
+        out.append({"label": l, "key": k, "first": {"c": c1["iops"], "rust": r1["iops"], "ratio": x1},
+                    "again": {"c": c2["iops"] if c2 else None, "rust": r2["iops"], "ratio": x2},
+                    "below_in_both": low})
+    md += ["", f"{len(cells)} cells run again; {both} below 0.99x in both runs.", ""]
+    write("null-confirm", md, {"cells": out, "below_in_both": both})
+    print("\n".join(md))
+
+
+{"null": report_null, "virtio": report_virtio, "wallclock": report_wallclock,
+ "confirm": report_confirm}[args.kind]()
