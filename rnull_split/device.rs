@@ -209,7 +209,7 @@ impl NullDevice {
             let cache_pages =
                 usize::try_from(config.cache_size_mb.saturating_mul(256)).map_err(|_| EINVAL)?;
             Some(Arc::pin_init(
-                Store::new(cache_pages, stats.clone()),
+                Store::new(config.capacity_sectors, cache_pages, stats.clone()),
                 GFP_KERNEL,
             )?)
         } else {

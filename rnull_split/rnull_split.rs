@@ -65,6 +65,10 @@ mod badblocks;
 #[path = "../common/fifo.rs"]
 mod fifo;
 
+#[allow(unreachable_pub, dead_code)]
+#[path = "../common/page_table.rs"]
+mod page_table;
+
 mod bad_sectors;
 mod bio_queue;
 mod config;

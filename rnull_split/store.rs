@@ -2,11 +2,15 @@
 
 //! The data of a memory-backed device (`memory_backed=1`).
 //!
-//! Like C null_blk's backing store: 4 KiB pages allocated on first write, in
-//! an XArray indexed by page number (C's radix tree), so a device of any
-//! size costs only what was written. Never-written ranges read as zeroes;
-//! discard and write-zeroes drop whole pages and zero partial ones. Pages
-//! are allocated outside the lock and only inserted under it.
+//! Like C null_blk's backing store: 4 KiB pages allocated on first write,
+//! indexed by page number, so a device of any size costs only what was
+//! written. The index is a page table of three levels
+//! (`common/page_table.rs`) rather than C's radix tree: a lookup is three
+//! loads, inline. Never-written ranges read as zeroes; discard and
+//! write-zeroes drop whole pages (and the table nodes they leave empty)
+//! and zero partial ones. Pages and table nodes are allocated outside the
+//! lock and only inserted under it: a write that finds its page missing
+//! allocates what is missing, takes the lock again and looks again.
 //!
 //! With `cache_size`, as C null_blk's, a write-back cache of that many
 //! pages sits in front: writes land in cache pages (a copy of the stored
@@ -14,25 +18,17 @@
 //! every cache page to the store, and a write that finds the cache full
 //! first writes back its lowest page. A FUA write goes to the store, and to
 //! the cache page it also has, so that the two agree.
-//!
-//! Locking: the XArray's own lock guards the stored pages; the cache's
-//! spinlock guards the cache and, taken first, every use of the store that
-//! must agree with it, so that a reader never falls between a cache page
-//! and the stored page it replaces. Without a cache it is never taken. A
-//! page stored while the cache lock is held may need an XArray node, which
-//! is then allocated without sleeping (`GFP_ATOMIC`): failing that, the
-//! cache page stays and the flush or write fails with `ENOMEM`.
 
 use kernel::{
-    alloc::{flags::GFP_ATOMIC, Flags},
+    alloc::Flags,
     block::{bio::Bio, mq::Command},
     new_spinlock,
     prelude::*,
     rbtree::{RBTree, RBTreeNodeReservation},
     sync::{Arc, SpinLock},
-    xarray::{self, AllocKind, XArray},
 };
 
+use crate::page_table::{self, LEAF_SLOTS, MID_SLOTS, UPPER_SLOTS};
 use crate::stats::Stats;
 
 const PAGE: usize = 4096;
@@ -42,75 +38,245 @@ const SECTOR_SIZE: u64 = 1 << SECTOR_SHIFT;
 
 type Page = KBox<[u8; PAGE]>;
 
-/// The stored pages, locked.
-type Data<'a> = xarray::Guard<'a, Page>;
+/// A node of the page table: `N` slots of `T`s.
+///
+/// # Invariants
+///
+/// `used` is the number of `Some` entries of `slots`; a node below the top
+/// is never empty when the store's lock is free (one that empties is freed,
+/// a new one gets its first entry before the lock is dropped).
+struct Node<T, const N: usize> {
+    slots: [Option<KBox<T>>; N],
+    used: usize,
+}
+
+impl<T, const N: usize> Node<T, N> {
+    fn new_boxed(flags: Flags) -> Result<KBox<Self>> {
+        Ok(KBox::new(
+            Self {
+                slots: [const { None }; N],
+                used: 0,
+            },
+            flags,
+        )?)
+    }
+
+    /// Put `new` in slot `at` if it is empty; returns the entry there.
+    fn fill(&mut self, at: usize, new: &mut Option<KBox<T>>) -> Option<&mut T> {
+        let slot = &mut self.slots[at];
+        if slot.is_none() {
+            *slot = Some(new.take()?);
+            // INVARIANT: one more entry.
+            self.used += 1;
+        }
+        slot.as_deref_mut()
+    }
+
+    /// Take the entry of slot `at` out.
+    fn take(&mut self, at: usize) -> Option<KBox<T>> {
+        let entry = self.slots[at].take()?;
+        // INVARIANT: one entry fewer.
+        self.used -= 1;
+        Some(entry)
+    }
+}
+
+/// A leaf: pages.
+type Leaf = Node<[u8; PAGE], LEAF_SLOTS>;
+/// A middle node: leaves.
+type Mid = Node<Leaf, MID_SLOTS>;
+/// An upper node: middle nodes.
+type Upper = Node<Mid, UPPER_SLOTS>;
+
+/// What a page table lacks below an index for a page to be put there.
+#[derive(Clone, Copy)]
+struct Lack {
+    upper: bool,
+    mid: bool,
+    leaf: bool,
+}
+
+/// Nodes allocated outside the lock for an insertion under it.
+#[derive(Default)]
+struct Spare {
+    upper: Option<KBox<Upper>>,
+    mid: Option<KBox<Mid>>,
+    leaf: Option<KBox<Leaf>>,
+}
+
+impl Spare {
+    /// Whether these nodes make up for `lack`.
+    fn covers(&self, lack: Lack) -> bool {
+        (!lack.upper || self.upper.is_some())
+            && (!lack.mid || self.mid.is_some())
+            && (!lack.leaf || self.leaf.is_some())
+    }
+
+    /// Allocate what `lack` asks for and is not here yet.
+    fn provide(&mut self, lack: Lack, flags: Flags) -> Result {
+        if lack.upper && self.upper.is_none() {
+            self.upper = Some(Upper::new_boxed(flags)?);
+        }
+        if lack.mid && self.mid.is_none() {
+            self.mid = Some(Mid::new_boxed(flags)?);
+        }
+        if lack.leaf && self.leaf.is_none() {
+            self.leaf = Some(Leaf::new_boxed(flags)?);
+        }
+        Ok(())
+    }
+}
+
+/// The stored pages of a device, by page index (`common/page_table.rs`).
+struct Table {
+    top: KVVec<Option<KBox<Upper>>>,
+}
+
+impl Table {
+    /// An empty table for a device of `pages` pages.
+    fn new(pages: u64) -> Result<Self> {
+        let len = page_table::top_len(pages).ok_or(EINVAL)?;
+        let mut top = KVVec::with_capacity(len, GFP_KERNEL)?;
+        for _ in 0..len {
+            top.push(None, GFP_KERNEL)?;
+        }
+        Ok(Self { top })
+    }
+
+    /// Whether the device has a page `idx`.
+    fn has_slot(&self, idx: u64) -> bool {
+        page_table::slot(idx, self.top.len()).is_some()
+    }
+
+    #[inline]
+    fn get(&self, idx: u64) -> Option<&[u8; PAGE]> {
+        let s = page_table::slot(idx, self.top.len())?;
+        let upper = self.top[s.top].as_deref()?;
+        let leaf = upper.slots[s.upper].as_deref()?.slots[s.mid].as_deref()?;
+        leaf.slots[s.leaf].as_deref()
+    }
+
+    #[inline]
+    fn get_mut(&mut self, idx: u64) -> Option<&mut [u8; PAGE]> {
+        let s = page_table::slot(idx, self.top.len())?;
+        let upper = self.top[s.top].as_deref_mut()?;
+        let leaf = upper.slots[s.upper].as_deref_mut()?.slots[s.mid].as_deref_mut()?;
+        leaf.slots[s.leaf].as_deref_mut()
+    }
+
+    /// What the table lacks for a page at `idx` (nothing for an index it
+    /// has no slot for: see [`Table::has_slot`]).
+    fn lacks(&self, idx: u64) -> Lack {
+        let mut lack = Lack {
+            upper: false,
+            mid: false,
+            leaf: false,
+        };
+        let Some(s) = page_table::slot(idx, self.top.len()) else {
+            return lack;
+        };
+        match self.top[s.top].as_deref() {
+            None => (lack.upper, lack.mid, lack.leaf) = (true, true, true),
+            Some(upper) => match upper.slots[s.upper].as_deref() {
+                None => (lack.mid, lack.leaf) = (true, true),
+                Some(mid) => lack.leaf = mid.slots[s.mid].is_none(),
+            },
+        }
+        lack
+    }
+
+    /// Put `page` at `idx`, making the path to it from `spare`; returns the
+    /// page it replaces, or `Err(page)` if `spare` lacks a node it needs
+    /// (see [`Table::lacks`]) or the device has no page `idx`.
+    fn insert(&mut self, idx: u64, page: Page, spare: &mut Spare) -> Result<Option<Page>, Page> {
+        let Some(s) = page_table::slot(idx, self.top.len()) else {
+            return Err(page);
+        };
+        if !spare.covers(self.lacks(idx)) {
+            return Err(page);
+        }
+        let top = &mut self.top[s.top];
+        if top.is_none() {
+            *top = spare.upper.take();
+        }
+        // Every node the path lacks is in `spare` (checked above), and each
+        // gets its entry below before the lock is dropped.
+        let leaf = top
+            .as_deref_mut()
+            .and_then(|upper| upper.fill(s.upper, &mut spare.mid))
+            .and_then(|mid| mid.fill(s.mid, &mut spare.leaf));
+        let Some(leaf) = leaf else {
+            return Err(page);
+        };
+        let old = leaf.take(s.leaf);
+        leaf.slots[s.leaf] = Some(page);
+        // INVARIANT: the slot holds a page again.
+        leaf.used += 1;
+        Ok(old)
+    }
+
+    /// Take page `idx` out; the nodes it leaves empty are freed.
+    fn remove(&mut self, idx: u64) -> Option<Page> {
+        let s = page_table::slot(idx, self.top.len())?;
+        let top = &mut self.top[s.top];
+        let upper = top.as_deref_mut()?;
+        let mid = upper.slots[s.upper].as_deref_mut()?;
+        let leaf = mid.slots[s.mid].as_deref_mut()?;
+        let page = leaf.take(s.leaf)?;
+        if leaf.used == 0 {
+            drop(mid.take(s.mid));
+            if mid.used == 0 {
+                drop(upper.take(s.upper));
+                if upper.used == 0 {
+                    *top = None;
+                }
+            }
+        }
+        Some(page)
+    }
+}
 
 /// The pages of one device.
 #[pin_data]
 pub(crate) struct Store {
-    /// The stored pages, by page index.
     #[pin]
-    data: XArray<Page>,
-    /// The write-back cache; empty, and never locked, without one.
-    #[pin]
-    cache: SpinLock<Cache>,
+    pages: SpinLock<Pages>,
     /// Cache pages at most; 0 for no cache.
     cache_limit: usize,
     /// Counts the cache pages written back (`cache_writebacks`).
     stats: Arc<Stats>,
 }
 
-/// What [`Store::cache`] protects.
-///
-/// # Invariants
-///
-/// Every value of `pages` is `Some` whenever the lock is free (a page is
-/// only taken out while it is being written back, under the lock), and
-/// `cached` is the number of entries of `pages`.
-struct Cache {
-    /// The write-back cache's pages, newer than the store's.
-    pages: RBTree<u64, Option<Page>>,
-    /// `pages`' length.
+/// What [`Store::pages`] protects.
+struct Pages {
+    /// The stored pages.
+    data: Table,
+    /// The write-back cache's pages, newer than `data`'s.
+    cache: RBTree<u64, Page>,
+    /// `cache`'s length.
     cached: usize,
 }
 
-impl Cache {
-    /// The cache page `idx`, if there is one.
-    fn get(&self, idx: u64) -> Option<&[u8; PAGE]> {
-        self.pages.get(&idx)?.as_deref()
-    }
-
-    /// The cache page `idx`, writable, if there is one.
-    fn get_mut(&mut self, idx: u64) -> Option<&mut [u8; PAGE]> {
-        self.pages.get_mut(&idx)?.as_deref_mut()
-    }
-
-    /// Move the lowest cache page to the store `data`, freeing the stored
-    /// page it replaces; `Ok(false)` if the cache is empty.
-    fn write_back_one(&mut self, data: &mut Data<'_>) -> Result<bool> {
-        let Some(mut cursor) = self.pages.cursor_front_mut() else {
+impl Pages {
+    /// Move the lowest cache page to the store, with table nodes from
+    /// `spare`; `Ok(false)` if the cache is empty, `Err` with what the
+    /// table lacks for it if `spare` does not have it (the page stays).
+    fn write_back_one(&mut self, spare: &mut Spare) -> Result<bool, Lack> {
+        let Some(cursor) = self.cache.cursor_front_mut() else {
             return Ok(false);
         };
-        let (&idx, slot) = cursor.current_mut();
-        let Some(page) = slot.take() else {
-            // Unreachable by the type invariant; treated as a write-back.
-            drop(cursor.remove_current());
-            self.cached -= 1;
-            return Ok(true);
-        };
-        match data.store(index(idx)?, page, GFP_ATOMIC) {
-            Ok(replaced) => {
-                drop(replaced);
-                drop(cursor.remove_current());
-                self.cached -= 1;
-                Ok(true)
-            }
-            Err(e) => {
-                // INVARIANT: the page goes back before the lock is dropped.
-                *slot = Some(e.value);
-                Err(e.error)
-            }
+        let idx = *cursor.current().0;
+        let lack = self.data.lacks(idx);
+        if !spare.covers(lack) {
+            return Err(lack);
         }
+        let (_, node) = cursor.remove_current();
+        self.cached -= 1;
+        let (_, page) = node.to_key_value();
+        // Cannot fail with `lack` covered; a page of an index the device
+        // does not have (none is cached) would be dropped.
+        drop(self.data.insert(idx, page, spare));
+        Ok(true)
     }
 }
 
@@ -122,70 +288,55 @@ fn locate(pos: u64, left: usize) -> (u64, usize, usize) {
     (idx, off, left.min(PAGE - off))
 }
 
-/// The XArray index of page `idx` (always itself on 64-bit machines).
-#[inline]
-fn index(idx: u64) -> Result<usize> {
-    usize::try_from(idx).map_err(|_| EINVAL)
-}
-
-/// Put `page` at `idx` in the store unless one is there already, then run
-/// `fill` on the page at `idx`. `flags` may let [`xarray::Guard::store`]
-/// drop the lock to allocate a node: a page another writer stored
-/// meanwhile is then replaced by ours only after its bytes are copied
-/// into ours, all before the lock is dropped again, so no reader sees a
-/// page without them.
-fn insert_and_fill(
-    data: &mut Data<'_>,
-    idx: usize,
-    page: Page,
-    flags: Flags,
-    fill: &mut impl FnMut(&mut [u8; PAGE]) -> Result,
-) -> Result {
-    if data.get(idx).is_none() {
-        let theirs = data.store(idx, page, flags)?;
-        if let (Some(theirs), Some(ours)) = (theirs, data.get_mut(idx)) {
-            ours.copy_from_slice(&theirs[..]);
-        }
-    }
-    match data.get_mut(idx) {
-        Some(page) => fill(page),
-        None => Err(ENOMEM),
-    }
-}
-
 impl Store {
-    /// A store with a write-back cache of `cache_pages` pages (0: none),
-    /// counting its write-backs in `stats`.
-    pub(crate) fn new(cache_pages: usize, stats: Arc<Stats>) -> impl PinInit<Self> {
-        let cache = Cache {
-            pages: RBTree::new(),
-            cached: 0,
-        };
-        pin_init!(Self {
-            data <- XArray::new(AllocKind::Alloc),
-            cache <- new_spinlock!(cache, "rnull_split:cache"),
+    /// A store for a device of `capacity_sectors` with a write-back cache
+    /// of `cache_pages` pages (0: none), counting its write-backs in
+    /// `stats`.
+    pub(crate) fn new(
+        capacity_sectors: u64,
+        cache_pages: usize,
+        stats: Arc<Stats>,
+    ) -> impl PinInit<Self, Error> {
+        let pages = capacity_sectors.div_ceil(1 << (PAGE_SHIFT - SECTOR_SHIFT));
+        try_pin_init!(Self {
+            pages <- new_spinlock!(
+                Pages {
+                    data: Table::new(pages)?,
+                    cache: RBTree::new(),
+                    cached: 0,
+                },
+                "rnull_split:store"
+            ),
             cache_limit: cache_pages,
             stats,
         })
     }
 
-    /// Serve a flush: every cache page goes to the store.
-    pub(crate) fn flush(&self) -> Result {
-        if self.cache_limit == 0 {
-            return Ok(());
-        }
-        let mut cache = self.cache.lock();
-        let mut data = self.data.lock();
+    /// Serve a flush: every cache page goes to the store, allocating the
+    /// table nodes it needs with `flags`.
+    pub(crate) fn flush(&self, flags: Flags) -> Result {
+        let mut spare = Spare::default();
         let mut n = 0;
         let r = loop {
-            match cache.write_back_one(&mut data) {
-                Ok(true) => n += 1,
-                Ok(false) => break Ok(()),
-                Err(e) => break Err(e),
+            let lack = {
+                let mut pages = self.pages.lock();
+                loop {
+                    match pages.write_back_one(&mut spare) {
+                        Ok(true) => n += 1,
+                        Ok(false) => break None,
+                        Err(lack) => break Some(lack),
+                    }
+                }
+            };
+            match lack {
+                None => break Ok(()),
+                Some(lack) => {
+                    if let Err(e) = spare.provide(lack, flags) {
+                        break Err(e);
+                    }
+                }
             }
         };
-        drop(data);
-        drop(cache);
         Stats::add(&self.stats.cache_writebacks, n);
         r
     }
@@ -227,7 +378,7 @@ impl Store {
         flags: Flags,
     ) -> Result {
         if rq.command() == Command::Flush {
-            return self.flush();
+            return self.flush(flags);
         }
         let base = rq.sector();
         let fua = rq.is_fua();
@@ -266,7 +417,7 @@ impl Store {
                 return Ok(len);
             }
             Command::Flush => {
-                self.flush()?;
+                self.flush(flags)?;
                 return Ok(0);
             }
             _ => return Ok(0),
@@ -293,15 +444,14 @@ impl Store {
                         Some(page) => seg.copy_from(at, &page[off..off + n]),
                         None => seg.zero(at, n),
                     };
-                    if self.cache_limit == 0 {
-                        copy(self.data.lock().get(index(idx)?))?;
-                    } else {
-                        let cache = self.cache.lock();
-                        match cache.get(idx) {
-                            Some(page) => copy(Some(page))?,
-                            None => copy(self.data.lock().get(index(idx)?))?,
-                        }
-                    }
+                    let pages = self.pages.lock();
+                    copy(
+                        pages
+                            .cache
+                            .get(&idx)
+                            .map(|p| &**p)
+                            .or_else(|| pages.data.get(idx)),
+                    )?;
                 }
                 at += n;
                 pos += n as u64;
@@ -314,6 +464,9 @@ impl Store {
     /// Run `fill` on stored page `idx` under the lock, allocating the page
     /// first if it does not exist yet; with `also_cached` on its cache page
     /// too, if there is one (a FUA write).
+    /// Run `fill` on stored page `idx` under the lock, allocating the page
+    /// (and the table nodes above it) first if it does not exist yet; with
+    /// `also_cached` on its cache page too, if there is one (a FUA write).
     fn write_chunk(
         &self,
         idx: u64,
@@ -321,36 +474,40 @@ impl Store {
         also_cached: bool,
         flags: Flags,
     ) -> Result {
-        let i = index(idx)?;
-        if !also_cached || self.cache_limit == 0 {
-            if let Some(page) = self.data.lock().get_mut(i) {
-                return fill(page);
-            }
-            // Allocate outside the lock; another writer may win the race,
-            // then ours is dropped.
-            let page: Page = KBox::init(pin_init::init_zeroed(), flags)?;
-            return insert_and_fill(&mut self.data.lock(), i, page, flags, &mut fill);
-        }
-        // A FUA write with a cache: the stored page and the cache page change
-        // together, under the cache lock (so no sleeping allocation).
-        let mut page = None;
-        loop {
-            let mut cache = self.cache.lock();
-            let mut data = self.data.lock();
-            let r = match (data.get_mut(i), page.take()) {
-                (Some(stored), _) => fill(stored),
-                (None, Some(page)) => insert_and_fill(&mut data, i, page, GFP_ATOMIC, &mut fill),
-                (None, None) => {
-                    drop(data);
-                    drop(cache);
-                    page = Some(KBox::init(pin_init::init_zeroed(), flags)?);
-                    continue;
+        let mut fill_both = |pages: &mut Pages| -> Option<Result> {
+            let page = pages.data.get_mut(idx)?;
+            let r = fill(page);
+            if also_cached && r.is_ok() {
+                if let Some(page) = pages.cache.get_mut(&idx) {
+                    return Some(fill(page));
                 }
-            };
-            return match (r, cache.get_mut(idx)) {
-                (Ok(()), Some(cached)) => fill(cached),
-                (r, _) => r,
-            };
+            }
+            Some(r)
+        };
+        let mut page: Option<Page> = None;
+        let mut spare = Spare::default();
+        loop {
+            let mut pages = self.pages.lock();
+            if let Some(r) = fill_both(&mut pages) {
+                // Ours, if allocated, is dropped: another writer won.
+                return r;
+            }
+            if !pages.data.has_slot(idx) {
+                return Err(EIO);
+            }
+            let lack = pages.data.lacks(idx);
+            if let Some(new) = page.take() {
+                match pages.data.insert(idx, new, &mut spare) {
+                    Ok(_) => return fill_both(&mut pages).unwrap_or(Err(ENOMEM)),
+                    Err(new) => page = Some(new),
+                }
+            }
+            // Allocate outside the lock, then look again.
+            drop(pages);
+            if page.is_none() {
+                page = Some(KBox::init(pin_init::init_zeroed(), flags)?);
+            }
+            spare.provide(lack, flags)?;
         }
     }
 
@@ -363,28 +520,40 @@ impl Store {
         mut fill: impl FnMut(&mut [u8; PAGE]) -> Result,
         flags: Flags,
     ) -> Result {
-        if let Some(page) = self.cache.lock().get_mut(idx) {
+        if let Some(page) = self.pages.lock().cache.get_mut(&idx) {
             return fill(page);
         }
         // Allocate outside the lock; another writer may win the race, then
         // ours is dropped.
         let mut page: Page = KBox::init(pin_init::init_zeroed(), flags)?;
         let reservation = RBTreeNodeReservation::new(flags)?;
-        let mut cache = self.cache.lock();
-        if cache.get(idx).is_none() {
-            let mut data = self.data.lock();
-            if cache.cached >= self.cache_limit {
-                cache.write_back_one(&mut data)?;
-                Stats::inc(&self.stats.cache_writebacks);
+        let mut spare = Spare::default();
+        let mut pages = loop {
+            let mut pages = self.pages.lock();
+            if pages.cache.get(&idx).is_some() || pages.cached < self.cache_limit {
+                break pages;
             }
-            if let Some(stored) = data.get(index(idx)?) {
+            match pages.write_back_one(&mut spare) {
+                Ok(wrote) => {
+                    if wrote {
+                        Stats::inc(&self.stats.cache_writebacks);
+                    }
+                    break pages;
+                }
+                Err(lack) => {
+                    drop(pages);
+                    spare.provide(lack, flags)?;
+                }
+            }
+        };
+        if pages.cache.get(&idx).is_none() {
+            if let Some(stored) = pages.data.get(idx) {
                 page.copy_from_slice(&stored[..]);
             }
-            drop(data);
-            cache.pages.insert(reservation.into_node(idx, Some(page)));
-            cache.cached += 1;
+            pages.cache.insert(reservation.into_node(idx, page));
+            pages.cached += 1;
         }
-        match cache.get_mut(idx) {
+        match pages.cache.get_mut(&idx) {
             Some(page) => fill(page),
             None => Err(ENOMEM),
         }
@@ -396,30 +565,25 @@ impl Store {
         let end = pos + len;
         while pos < end {
             let (idx, off, n) = locate(pos, (end - pos).min(PAGE as u64) as usize);
-            let Ok(i) = index(idx) else {
-                // Beyond what an XArray indexes: nothing was stored there.
-                return;
+            // Free whole pages after dropping the lock.
+            let freed = {
+                let mut pages = self.pages.lock();
+                if n == PAGE {
+                    let cached = pages.cache.remove(&idx);
+                    if cached.is_some() {
+                        pages.cached -= 1;
+                    }
+                    (pages.data.remove(idx), cached)
+                } else {
+                    if let Some(page) = pages.data.get_mut(idx) {
+                        page[off..off + n].fill(0);
+                    }
+                    if let Some(page) = pages.cache.get_mut(&idx) {
+                        page[off..off + n].fill(0);
+                    }
+                    (None, None)
+                }
             };
-            let mut cache = (self.cache_limit != 0).then(|| self.cache.lock());
-            let mut data = self.data.lock();
-            // Whole pages are freed after the locks are dropped.
-            let freed = if n == PAGE {
-                let cached = cache.as_mut().and_then(|c| c.pages.remove(&idx));
-                if let (Some(c), Some(_)) = (cache.as_mut(), &cached) {
-                    c.cached -= 1;
-                }
-                (data.remove(i), cached)
-            } else {
-                if let Some(page) = data.get_mut(i) {
-                    page[off..off + n].fill(0);
-                }
-                if let Some(page) = cache.as_mut().and_then(|c| c.get_mut(idx)) {
-                    page[off..off + n].fill(0);
-                }
-                (None, None)
-            };
-            drop(data);
-            drop(cache);
             drop(freed);
             pos += n as u64;
         }

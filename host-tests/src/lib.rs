@@ -24,3 +24,6 @@ pub mod badblocks;
 
 #[path = "../../common/fifo.rs"]
 pub mod fifo;
+
+#[path = "../../common/page_table.rs"]
+pub mod page_table;
