@@ -12,9 +12,10 @@
 //! the same devices, out of line).
 //!
 //! Memory: a top entry (8 bytes) per 16 GiB of capacity (512 KiB at
-//! null_blk's largest, 1 PiB); a leaf (64 pointers and a count) per
-//! 256 KiB range with data, a middle node (256 and a count) per 64 MiB
-//! range, an upper node per 16 GiB.
+//! null_blk's largest, 1 PiB); a leaf (64 pointers, 512 bytes: 0.2% of the
+//! 256 KiB it indexes, as a radix tree node of C's per 64 pages) per
+//! 256 KiB range with data; a middle node (256 pointers and a count, a
+//! 4 KiB slab object) per 64 MiB range and an upper node per 16 GiB.
 //!
 //! No kernel dependencies: the host unit tests compile this file.
 

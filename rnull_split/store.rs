@@ -4,9 +4,9 @@
 //!
 //! Like C null_blk's backing store: 4 KiB pages allocated on first write,
 //! indexed by page number, so a device of any size costs only what was
-//! written. The index is a page table of three levels
-//! (`common/page_table.rs`) rather than C's radix tree: a lookup is three
-//! loads, inline. Never-written ranges read as zeroes; discard and
+//! written. The index is a page table of four levels
+//! (`common/page_table.rs`) rather than C's radix tree: a lookup is four
+//! dependent loads, inline. Never-written ranges read as zeroes; discard and
 //! write-zeroes drop whole pages (and the table nodes they leave empty)
 //! and zero partial ones. Pages and table nodes are allocated outside the
 //! lock and only inserted under it: a write that finds its page missing
@@ -38,13 +38,14 @@ const SECTOR_SIZE: u64 = 1 << SECTOR_SHIFT;
 
 type Page = KBox<[u8; PAGE]>;
 
-/// A node of the page table: `N` slots of `T`s.
+/// A node of the page table above the leaves: `N` slots of `T`s.
 ///
 /// # Invariants
 ///
-/// `used` is the number of `Some` entries of `slots`; a node below the top
-/// is never empty when the store's lock is free (one that empties is freed,
-/// a new one gets its first entry before the lock is dropped).
+/// `used` is the number of `Some` entries of `slots`. No node below the
+/// top, leaves included, is empty when the store's lock is free (one that
+/// empties is freed, a new one gets its first entry before the lock is
+/// dropped).
 struct Node<T, const N: usize> {
     slots: [Option<KBox<T>>; N],
     used: usize,
@@ -81,8 +82,27 @@ impl<T, const N: usize> Node<T, N> {
     }
 }
 
-/// A leaf: pages.
-type Leaf = Node<[u8; PAGE], LEAF_SLOTS>;
+/// A leaf: pages. No count, so that it is 512 bytes, a slab object of its
+/// own size; only a removal asks whether it is empty.
+struct Leaf {
+    pages: [Option<Page>; LEAF_SLOTS],
+}
+
+impl Leaf {
+    fn new_boxed(flags: Flags) -> Result<KBox<Self>> {
+        Ok(KBox::new(
+            Self {
+                pages: [const { None }; LEAF_SLOTS],
+            },
+            flags,
+        )?)
+    }
+
+    fn is_empty(&self) -> bool {
+        self.pages.iter().all(Option::is_none)
+    }
+}
+
 /// A middle node: leaves.
 type Mid = Node<Leaf, MID_SLOTS>;
 /// An upper node: middle nodes.
@@ -153,7 +173,7 @@ impl Table {
         let s = page_table::slot(idx, self.top.len())?;
         let upper = self.top[s.top].as_deref()?;
         let leaf = upper.slots[s.upper].as_deref()?.slots[s.mid].as_deref()?;
-        leaf.slots[s.leaf].as_deref()
+        leaf.pages[s.leaf].as_deref()
     }
 
     #[inline]
@@ -161,7 +181,7 @@ impl Table {
         let s = page_table::slot(idx, self.top.len())?;
         let upper = self.top[s.top].as_deref_mut()?;
         let leaf = upper.slots[s.upper].as_deref_mut()?.slots[s.mid].as_deref_mut()?;
-        leaf.slots[s.leaf].as_deref_mut()
+        leaf.pages[s.leaf].as_deref_mut()
     }
 
     /// What the table lacks for a page at `idx` (nothing for an index it
@@ -208,11 +228,7 @@ impl Table {
         let Some(leaf) = leaf else {
             return Err(page);
         };
-        let old = leaf.take(s.leaf);
-        leaf.slots[s.leaf] = Some(page);
-        // INVARIANT: the slot holds a page again.
-        leaf.used += 1;
-        Ok(old)
+        Ok(leaf.pages[s.leaf].replace(page))
     }
 
     /// Take page `idx` out; the nodes it leaves empty are freed.
@@ -222,8 +238,8 @@ impl Table {
         let upper = top.as_deref_mut()?;
         let mid = upper.slots[s.upper].as_deref_mut()?;
         let leaf = mid.slots[s.mid].as_deref_mut()?;
-        let page = leaf.take(s.leaf)?;
-        if leaf.used == 0 {
+        let page = leaf.pages[s.leaf].take()?;
+        if leaf.is_empty() {
             drop(mid.take(s.mid));
             if mid.used == 0 {
                 drop(upper.take(s.upper));
@@ -461,9 +477,6 @@ impl Store {
         Ok(served)
     }
 
-    /// Run `fill` on stored page `idx` under the lock, allocating the page
-    /// first if it does not exist yet; with `also_cached` on its cache page
-    /// too, if there is one (a FUA write).
     /// Run `fill` on stored page `idx` under the lock, allocating the page
     /// (and the table nodes above it) first if it does not exist yet; with
     /// `also_cached` on its cache page too, if there is one (a FUA write).

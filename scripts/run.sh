@@ -2,7 +2,12 @@
 # `make run` (subset) and `make bench-full` (full): the Rust drivers against
 # the C ones, in deterministic guest time.
 #
-#   scripts/run.sh [subset|full]
+#   scripts/run.sh [subset|full|confirm]
+#
+# confirm: the same-settings cells of the last full run (results/full/null.json)
+# below 0.99x C null_blk, with C's, run again in fresh guests with the
+# modules as they are now (bench/plan.py confirm); results/full/null-confirm.*
+# show both runs, a cell is below only if it is in both. Null drivers only.
 #
 # 1. One guest in QEMU icount mode (VM_ACCEL=icount: single-threaded TCG,
 #    1 ns of guest time per instruction, idle time skipped): rnull_split
@@ -29,7 +34,11 @@ kind=${1:-subset}
 case $kind in
     subset) res=results timeout=1800 ;;
     full) res=results/full timeout=$((8 * 3600)) ;;
-    *) die "usage: $0 [subset|full]" ;;
+    confirm) res=results/full timeout=$((4 * 3600)) VIRTIO=0 WALLCLOCK=0
+             [[ -f $res/null.json ]] || die "no $res/null.json: run 'make bench-full' first"
+             # The first run's fio time per cell, unless told otherwise.
+             RUNTIME_MS=${RUNTIME_MS:-$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["meta"]["runtime_ms"])' "$res/null.json")} ;;
+    *) die "usage: $0 [subset|full|confirm]" ;;
 esac
 RUNTIME_MS=${RUNTIME_MS:-500} WALLCLOCK=${WALLCLOCK:-auto} SAMPLES=${SAMPLES:-3} VIRTIO=${VIRTIO:-1}
 BENCH_GUESTS=${BENCH_GUESTS:-$NPROC}
@@ -37,7 +46,14 @@ export BENCH_COMMAND=${BENCH_COMMAND:-"RUNTIME_MS=$RUNTIME_MS WALLCLOCK=$WALLCLO
 mkdir -p "$res" out/bench
 . bench/lib.sh
 
-python3 bench/plan.py null "$kind" "$RUNTIME_MS" > out/bench/plan-null.json
+if [[ $kind == confirm ]]; then
+    python3 -c 'import json,sys; [print(json.dumps(r)) for r in json.load(open(sys.argv[1]))["rows"]]' \
+        "$res/null.json" > out/bench/first.jsonl
+    python3 bench/plan.py null full "$RUNTIME_MS" > out/bench/plan-full.json
+    python3 bench/plan.py confirm out/bench/plan-full.json out/bench/first.jsonl > out/bench/plan-null.json
+else
+    python3 bench/plan.py null "$kind" "$RUNTIME_MS" > out/bench/plan-null.json
+fi
 rm -rf out/bench/plan-null-*.json out/bench/g[0-9]*
 mapfile -t shards < <(python3 bench/plan.py shard out/bench/plan-null.json "$BENCH_GUESTS")
 log "null drivers, icount ($kind): $(python3 -c 'import json,sys; p=json.load(open(sys.argv[1])); print(sum(len(g["cells"]) for g in p["groups"]))' out/bench/plan-null.json) fio runs of ${RUNTIME_MS} ms guest time, in ${#shards[@]} guest(s) side by side"
@@ -57,7 +73,11 @@ done
 [[ $failed == 0 ]] || die "null benchmark failed"
 cat out/bench/g*/null.jsonl > out/bench/null.jsonl
 echo
-scripts/report.py null out/bench/null.jsonl "$res" --meta out/bench/meta.json
+if [[ $kind == confirm ]]; then
+    scripts/report.py confirm out/bench/null.jsonl "$res" --first out/bench/first.jsonl --meta out/bench/meta.json
+else
+    scripts/report.py null out/bench/null.jsonl "$res" --meta out/bench/meta.json
+fi
 
 if [[ $VIRTIO == 1 ]]; then
     echo
