@@ -497,6 +497,11 @@ impl Store {
             }
             Some(r)
         };
+        // The page is there (all but a page's first write): nothing to
+        // allocate, and no spare nodes to drop afterwards.
+        if let Some(r) = fill_both(&mut self.pages.lock()) {
+            return r;
+        }
         let mut page: Option<Page> = None;
         let mut spare = Spare::default();
         loop {
