@@ -535,7 +535,10 @@ def report_confirm():
     def table(rs):
         return {(r["label"], r["key"]): r for r in rs
                 if r.get("view") == "same" and ok(r) and r.get("rep", 1) == 1}
-    first = table(json.loads(l) for l in open(args.first) if l.strip())
+    # A report's JSON (its "rows") or bench/guest.py's JSON lines.
+    first = (json.load(open(args.first))["rows"] if args.first.endswith(".json")
+             else [json.loads(l) for l in open(args.first) if l.strip()])
+    first = table(first)
     again = table(rows)
     cells = sorted({(l, k) for (l, k) in again
                     if l != "null_blk" and (l, k) in first and ("null_blk", k) in first},

@@ -74,7 +74,7 @@ done
 cat out/bench/g*/null.jsonl > out/bench/null.jsonl
 echo
 if [[ $kind == confirm ]]; then
-    scripts/report.py confirm out/bench/null.jsonl "$res" --first out/bench/first.jsonl --meta out/bench/meta.json
+    scripts/report.py confirm out/bench/null.jsonl "$res" --first "$res/null.json" --meta out/bench/meta.json
 else
     scripts/report.py null out/bench/null.jsonl "$res" --meta out/bench/meta.json
 fi
