@@ -360,7 +360,8 @@ impl Store {
     /// Serve the data of `bio` (a read or a write; other operations carry
     /// no data), allocating with `flags`.
     pub(crate) fn transfer(&self, bio: &Bio, flags: Flags) -> Result {
-        self.transfer_at(bio, bio.sector(), u64::MAX, false, flags)
+        let bios = core::iter::once((bio, bio.sector()));
+        self.transfer_bios(bios, bio.command(), u64::MAX, false, flags)
             .map(|_| ())
     }
 
@@ -368,7 +369,8 @@ impl Store {
     /// bad sector, `badblocks_partial_io`).
     pub(crate) fn transfer_part(&self, bio: &Bio, sectors: u64, flags: Flags) -> Result {
         let limit = sectors.saturating_mul(SECTOR_SIZE);
-        self.transfer_at(bio, bio.sector(), limit, false, flags)
+        let bios = core::iter::once((bio, bio.sector()));
+        self.transfer_bios(bios, bio.command(), limit, false, flags)
             .map(|_| ())
     }
 
@@ -393,19 +395,17 @@ impl Store {
         sectors: u64,
         flags: Flags,
     ) -> Result {
-        if rq.command() == Command::Flush {
-            return self.flush(flags);
-        }
         let base = rq.sector();
-        let fua = rq.is_fua();
-        let mut left = sectors.saturating_mul(SECTOR_SIZE);
-        for bio in rq.bios() {
-            if left == 0 {
-                break;
-            }
-            left -= self.transfer_at(bio, sector + (bio.sector() - base), left, fua, flags)?;
-        }
-        Ok(())
+        // A request's bios follow its first sector (`bio.sector() >=
+        // base`), and each lands on a sector of the device; wrapping only
+        // spares the overflow checks (a wrong sector would find no page
+        // slot: `EIO`).
+        let bios = rq
+            .bios()
+            .map(|bio| (bio, sector.wrapping_add(bio.sector().wrapping_sub(base))));
+        let limit = sectors.saturating_mul(SECTOR_SIZE);
+        self.transfer_bios(bios, rq.command(), limit, rq.is_fua(), flags)
+            .map(|_| ())
     }
 
     /// Forget `sectors` sectors from `sector` (a reset zone).
@@ -413,24 +413,32 @@ impl Store {
         self.discard(sector << SECTOR_SHIFT, sectors << SECTOR_SHIFT);
     }
 
-    /// Serve the data of `bio` at `sector`, at most `limit` bytes of it,
-    /// a write past the cache if `fua`; returns how many bytes it served.
-    fn transfer_at(
+    /// Serve `command` on `bios`, each at the sector paired with it, at most
+    /// `limit` bytes of them, a write past the cache if `fua`; returns how
+    /// many bytes it served.
+    ///
+    /// As C null_blk's `null_handle_data_transfer`, the lock is taken once
+    /// for all the bios: a write that finds its page missing drops it to
+    /// allocate the page ([`Store::make_page`]) and takes it again.
+    fn transfer_bios<'b>(
         &self,
-        bio: &Bio,
-        sector: u64,
+        bios: impl Iterator<Item = (&'b Bio, u64)>,
+        command: Command,
         limit: u64,
         fua: bool,
         flags: Flags,
     ) -> Result<u64> {
-        let mut pos = sector << SECTOR_SHIFT;
-        let write = match bio.command() {
+        let write = match command {
             Command::Write | Command::ZoneAppend => true,
             Command::Read => false,
             Command::Discard | Command::WriteZeroes | Command::SecureErase => {
-                let len = u64::from(bio.size()).min(limit);
-                self.discard(pos, len);
-                return Ok(len);
+                let mut served = 0u64;
+                for (bio, sector) in bios {
+                    let len = u64::from(bio.size()).min(limit - served);
+                    self.discard(sector << SECTOR_SHIFT, len);
+                    served += len;
+                }
+                return Ok(served);
             }
             Command::Flush => {
                 self.flush(flags)?;
@@ -438,77 +446,104 @@ impl Store {
             }
             _ => return Ok(0),
         };
+        if write && self.cache_limit != 0 && !fua {
+            return self.write_cached_bios(bios, limit, flags);
+        }
+        let cache = self.cache_limit != 0;
         let mut served = 0u64;
-        for seg in bio.page_segments() {
-            if served == limit {
-                break;
-            }
-            let mut at = 0usize;
-            // `limit - served` is below the segment's `u32` length here.
-            let len = u64::from(seg.len()).min(limit - served) as usize;
-            while at < len {
-                let (idx, off, n) = locate(pos, len - at);
-                if write {
-                    let fill = |page: &mut [u8; PAGE]| seg.copy_to(at, &mut page[off..off + n]);
-                    if self.cache_limit == 0 || fua {
-                        self.write_chunk(idx, fill, fua, flags)?;
-                    } else {
-                        self.write_cached(idx, fill, flags)?;
-                    }
-                } else {
-                    let copy = |page: Option<&[u8; PAGE]>| match page {
-                        Some(page) => seg.copy_from(at, &page[off..off + n]),
-                        None => seg.zero(at, n),
-                    };
-                    let pages = self.pages.lock();
-                    copy(
-                        pages
-                            .cache
-                            .get(&idx)
-                            .map(|p| &**p)
-                            .or_else(|| pages.data.get(idx)),
-                    )?;
+        let mut pages = self.pages.lock();
+        'bios: for (bio, sector) in bios {
+            let mut pos = sector << SECTOR_SHIFT;
+            for seg in bio.page_segments() {
+                if served == limit {
+                    break 'bios;
                 }
-                at += n;
-                pos += n as u64;
+                // `limit - served` is below the segment's `u32` length here.
+                let len = u64::from(seg.len()).min(limit - served) as usize;
+                let mut at = 0usize;
+                while at < len {
+                    let (idx, off, n) = locate(pos, len - at);
+                    if write {
+                        let Some(page) = pages.data.get_mut(idx) else {
+                            // A page's first write: allocate it unlocked,
+                            // then look again.
+                            drop(pages);
+                            self.make_page(idx, flags)?;
+                            pages = self.pages.lock();
+                            continue;
+                        };
+                        seg.copy_to(at, &mut page[off..off + n])?;
+                        // A FUA write also goes to the cache page, if any,
+                        // so that the two agree.
+                        if cache {
+                            if let Some(page) = pages.cache.get_mut(&idx) {
+                                seg.copy_to(at, &mut page[off..off + n])?;
+                            }
+                        }
+                    } else {
+                        let cached = if cache {
+                            pages.cache.get(&idx).map(|p| &**p)
+                        } else {
+                            None
+                        };
+                        match cached.or_else(|| pages.data.get(idx)) {
+                            Some(page) => seg.copy_from(at, &page[off..off + n])?,
+                            None => seg.zero(at, n)?,
+                        }
+                    }
+                    at += n;
+                    pos += n as u64;
+                }
+                served += len as u64;
             }
-            served += len as u64;
         }
         Ok(served)
     }
 
-    /// Run `fill` on stored page `idx` under the lock, allocating the page
-    /// (and the table nodes above it) first if it does not exist yet; with
-    /// `also_cached` on its cache page too, if there is one (a FUA write).
-    fn write_chunk(
+    /// The write half of [`Store::transfer_bios`] with the write-back cache
+    /// in front: each page chunk goes to its cache page.
+    fn write_cached_bios<'b>(
         &self,
-        idx: u64,
-        mut fill: impl FnMut(&mut [u8; PAGE]) -> Result,
-        also_cached: bool,
+        bios: impl Iterator<Item = (&'b Bio, u64)>,
+        limit: u64,
         flags: Flags,
-    ) -> Result {
-        let mut fill_both = |pages: &mut Pages| -> Option<Result> {
-            let page = pages.data.get_mut(idx)?;
-            let r = fill(page);
-            if also_cached && r.is_ok() {
-                if let Some(page) = pages.cache.get_mut(&idx) {
-                    return Some(fill(page));
+    ) -> Result<u64> {
+        let mut served = 0u64;
+        'bios: for (bio, sector) in bios {
+            let mut pos = sector << SECTOR_SHIFT;
+            for seg in bio.page_segments() {
+                if served == limit {
+                    break 'bios;
                 }
+                let len = u64::from(seg.len()).min(limit - served) as usize;
+                let mut at = 0usize;
+                while at < len {
+                    let (idx, off, n) = locate(pos, len - at);
+                    self.write_cached(
+                        idx,
+                        |page: &mut [u8; PAGE]| seg.copy_to(at, &mut page[off..off + n]),
+                        flags,
+                    )?;
+                    at += n;
+                    pos += n as u64;
+                }
+                served += len as u64;
             }
-            Some(r)
-        };
-        // The page is there (all but a page's first write): nothing to
-        // allocate, and no spare nodes to drop afterwards.
-        if let Some(r) = fill_both(&mut self.pages.lock()) {
-            return r;
         }
+        Ok(served)
+    }
+
+    /// Make stored page `idx` (zeroed), and the table nodes above it, if it
+    /// does not exist yet; `EIO` for a page beyond the device.
+    #[inline(never)]
+    fn make_page(&self, idx: u64, flags: Flags) -> Result {
         let mut page: Option<Page> = None;
         let mut spare = Spare::default();
         loop {
             let mut pages = self.pages.lock();
-            if let Some(r) = fill_both(&mut pages) {
+            if pages.data.get(idx).is_some() {
                 // Ours, if allocated, is dropped: another writer won.
-                return r;
+                return Ok(());
             }
             if !pages.data.has_slot(idx) {
                 return Err(EIO);
@@ -516,7 +551,7 @@ impl Store {
             let lack = pages.data.lacks(idx);
             if let Some(new) = page.take() {
                 match pages.data.insert(idx, new, &mut spare) {
-                    Ok(_) => return fill_both(&mut pages).unwrap_or(Err(ENOMEM)),
+                    Ok(_) => return Ok(()),
                     Err(new) => page = Some(new),
                 }
             }
