@@ -446,10 +446,10 @@ impl Store {
             }
             _ => return Ok(0),
         };
-        if write && self.cache_limit != 0 && !fua {
-            return self.write_cached_bios(bios, limit, flags);
-        }
         let cache = self.cache_limit != 0;
+        // A write with the write-back cache in front goes to cache pages,
+        // a chunk at a time ([`Store::write_cached`] takes the lock).
+        let via_cache = write && cache && !fua;
         let mut served = 0u64;
         let mut pages = self.pages.lock();
         'bios: for (bio, sector) in bios {
@@ -463,7 +463,15 @@ impl Store {
                 let mut at = 0usize;
                 while at < len {
                     let (idx, off, n) = locate(pos, len - at);
-                    if write {
+                    if via_cache {
+                        drop(pages);
+                        self.write_cached(
+                            idx,
+                            |page: &mut [u8; PAGE]| seg.copy_to(at, &mut page[off..off + n]),
+                            flags,
+                        )?;
+                        pages = self.pages.lock();
+                    } else if write {
                         let Some(page) = pages.data.get_mut(idx) else {
                             // A page's first write: allocate it unlocked,
                             // then look again.
@@ -491,39 +499,6 @@ impl Store {
                             None => seg.zero(at, n)?,
                         }
                     }
-                    at += n;
-                    pos += n as u64;
-                }
-                served += len as u64;
-            }
-        }
-        Ok(served)
-    }
-
-    /// The write half of [`Store::transfer_bios`] with the write-back cache
-    /// in front: each page chunk goes to its cache page.
-    fn write_cached_bios<'b>(
-        &self,
-        bios: impl Iterator<Item = (&'b Bio, u64)>,
-        limit: u64,
-        flags: Flags,
-    ) -> Result<u64> {
-        let mut served = 0u64;
-        'bios: for (bio, sector) in bios {
-            let mut pos = sector << SECTOR_SHIFT;
-            for seg in bio.page_segments() {
-                if served == limit {
-                    break 'bios;
-                }
-                let len = u64::from(seg.len()).min(limit - served) as usize;
-                let mut at = 0usize;
-                while at < len {
-                    let (idx, off, n) = locate(pos, len - at);
-                    self.write_cached(
-                        idx,
-                        |page: &mut [u8; PAGE]| seg.copy_to(at, &mut page[off..off + n]),
-                        flags,
-                    )?;
                     at += n;
                     pos += n as u64;
                 }
