@@ -95,6 +95,44 @@ impl Walk {
         }
         None
     }
+
+    /// Where [`Walk::take`] of the page chunks (`page_chunks`) of a segment
+    /// of `len` bytes at `offset` into its first page ends the piece, given
+    /// that every page is one segment (`seg_max >= page_size`) and that the
+    /// whole segment does not fit: the same result, computed instead of
+    /// walked.
+    fn stop_in_pages(&self, offset: u32, len: u32, page_size: u32) -> SplitPoint {
+        let page = u64::from(page_size);
+        let first = u64::from(len).min(page - u64::from(offset % page_size));
+        // Chunks the segment count leaves room for.
+        let by_segs = match self.max_segments {
+            0 => u64::MAX,
+            max => u64::from(max.saturating_sub(self.nsegs)),
+        };
+        // Chunks the bytes leave room for: the first, then whole pages. The
+        // segment's last chunk may be shorter, but it is only reached when
+        // all bytes fit, and then the segment count stops the walk first.
+        let room = self.max_bytes.saturating_sub(self.bytes);
+        let by_bytes = if room < first {
+            0
+        } else {
+            1 + (room - first) / page
+        };
+        // `take` checks the segment count before the bytes.
+        let (taken, by_count) = if by_segs <= by_bytes {
+            (by_segs, true)
+        } else {
+            (by_bytes, false)
+        };
+        let bytes = match taken {
+            0 => self.bytes,
+            n => self.bytes + first + (n - 1) * page,
+        };
+        match self.cut(bytes) {
+            SplitPoint::Impossible if !by_count => self.cut(self.max_bytes),
+            at => at,
+        }
+    }
 }
 
 /// Find where to split a bio whose remaining segments have the byte lengths
@@ -116,8 +154,9 @@ pub fn split_point<I: IntoIterator<Item = u32>>(segments: I, lim: &SplitLimits) 
 /// length)`. The result is that of
 /// `split_point(bvecs.flat_map(|(o, l)| page_chunks(o, l, page_size)), lim)`,
 /// but a segment whose pages all fit is taken at once, with its page count,
-/// instead of page by page; only the segment where the piece ends is walked
-/// a page at a time.
+/// and the page the piece ends before in the segment that does not fit is
+/// computed (`Walk::stop_in_pages`): no page by page walk, unless
+/// `max_segment_size` is below a page.
 pub fn split_point_pages<I: IntoIterator<Item = (u32, u32)>>(
     bvecs: I,
     page_size: u32,
@@ -141,6 +180,9 @@ pub fn split_point_pages<I: IntoIterator<Item = (u32, u32)>>(
                 walk.nsegs += pages;
                 continue;
             }
+            // The piece ends inside this segment: find the page it ends
+            // before without walking up to it.
+            return walk.stop_in_pages(offset, len, page_size);
         }
         for chunk in page_chunks(offset, len, page_size) {
             if let Some(at) = walk.take(chunk) {

@@ -140,7 +140,7 @@ fn split_point_pages_is_the_page_by_page_walk() {
                 let len = match r.next(4) {
                     0 => 512 * (1 + r.next(8)),
                     1 => page - off,
-                    2 => page * (1 + r.next(64)) - off,
+                    2 => page * (1 + r.next(300)) - off,
                     _ => 0,
                 };
                 (off, len)
