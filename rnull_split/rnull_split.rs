@@ -62,8 +62,8 @@ mod throttle;
 mod badblocks;
 
 #[allow(unreachable_pub, dead_code)]
-#[path = "../common/fifo.rs"]
-mod fifo;
+#[path = "../common/tags.rs"]
+mod tags;
 
 #[allow(unreachable_pub, dead_code)]
 #[path = "../common/page_table.rs"]

@@ -18,7 +18,10 @@
 //!   a pool of `submit_queues * hw_queue_depth` timers ([`BioTimers`]), each
 //!   for one bio at a time, as old C null_blk's bio mode took a command (with
 //!   its timer) from a per-queue tag map for every bio and waited when all
-//!   were busy. `submit_bio` takes a free timer first, sleeping until one is
+//!   were busy. The timers are numbered by a lock-free tag map of the same
+//!   kind ([`crate::tags`]): taking a timer and giving it back lock nothing,
+//!   only waiting for one does; a timer's own lock hands its bio over to
+//!   the callback. `submit_bio` takes a free timer first, sleeping until one is
 //!   free, or for a `REQ_NOWAIT` bio ending it with `EAGAIN` if none is (as
 //!   a blk-mq disk does when no tag is free), serves the bio, gives it to
 //!   the timer and starts it; the callback ends the bio and gives the timer
@@ -30,8 +33,8 @@
 //! Everything is safe code over `kernel::block::mq::RequestTimerCallback`,
 //! `kernel::time::hrtimer`, `kernel::sync::SpinLockIrq` and `CondVar`.
 
-use crate::{device::NullQueue, fifo::Fifo};
-use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use crate::{device::NullQueue, tags::Tags};
+use core::sync::atomic::{fence, AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use kernel::{
     block::{
         bio::OwnedBio,
@@ -39,7 +42,7 @@ use kernel::{
     },
     impl_has_hr_timer, new_condvar, new_spinlock_irq, pr_warn_once,
     prelude::*,
-    sync::{aref::ARef, Arc, ArcBorrow, CondVar, SpinLockIrq, SpinLockIrqGuard},
+    sync::{aref::ARef, Arc, ArcBorrow, CondVar, SpinLockIrq},
     time::{
         hrtimer::{
             ArcHrTimerHandle, HrTimer, HrTimerCallback, HrTimerCallbackContext, HrTimerPointer,
@@ -134,8 +137,10 @@ struct BioTimer {
     timer: HrTimer<Self>,
     #[pin]
     state: SpinLockIrq<BioTimerState>,
-    /// Where the callback gives the timer back.
+    /// Where the callback gives the timer's tag back.
     pool: Arc<Pool>,
+    /// The timer's tag in `pool`.
+    tag: usize,
 }
 
 /// What a [`BioTimer`]'s lock protects.
@@ -143,9 +148,8 @@ struct BioTimerState {
     /// The bio to end, and its status, while the timer is armed.
     bio: Option<(OwnedBio, Result)>,
     /// The handle of the timer's last start. Dropping it cancels the timer
-    /// (waiting for a running callback), so only whoever took the timer out
-    /// of the pool's free list drops it, before starting the timer again, or
-    /// the pool's drain.
+    /// (waiting for a running callback), so only whoever holds the timer's
+    /// tag drops it, before starting the timer again, or the pool's drain.
     handle: Option<ArcHrTimerHandle<BioTimer>>,
 }
 
@@ -158,155 +162,125 @@ impl_has_hr_timer! {
 impl HrTimerCallback for BioTimer {
     type Pointer<'a> = Arc<Self>;
 
-    /// End the bio, then give the timer back.
+    /// End the bio, then give the timer's tag back.
     fn run(this: ArcBorrow<'_, Self>, _ctx: HrTimerCallbackContext<'_, Self>) -> HrTimerRestart {
         let bio = this.state.lock().bio.take();
         if let Some((bio, status)) = bio {
             bio.end(status);
         }
-        this.pool.put(this.into());
+        // The last use of the lock: whoever takes the tag next may hold it
+        // while it waits for this callback to return.
+        this.pool.give_back(this.tag);
         HrTimerRestart::NoRestart
     }
 }
 
-/// The free timers of a [`BioTimers`] pool, taken oldest first: a timer
-/// just given back may still be in its callback, on another CPU, and would
-/// stay armed there (see [`crate::fifo`]).
-struct Free {
-    /// A slot for every timer of the pool, so that giving one back never
-    /// allocates.
-    slots: KVec<Option<Arc<BioTimer>>>,
-    /// Which of `slots` hold free timers, oldest first.
-    queue: Fifo,
-    /// How many timers the pool has.
-    total: usize,
-    /// How many tasks wait in [`Pool::wait_returned`], so that giving a
-    /// timer back wakes somebody only when somebody waits (C null_blk's
-    /// `waitqueue_active()` check before `wake_up()`).
-    waiters: usize,
-}
-
-impl Free {
-    /// Queue a free timer; gives it back if every slot is taken.
-    fn push(&mut self, timer: Arc<BioTimer>) -> Result<(), Arc<BioTimer>> {
-        match self.queue.push().and_then(|i| self.slots.get_mut(i)) {
-            Some(slot) => {
-                *slot = Some(timer);
-                Ok(())
-            }
-            None => Err(timer),
-        }
-    }
-
-    /// The timer free the longest, if any.
-    fn pop(&mut self) -> Option<Arc<BioTimer>> {
-        let i = self.queue.pop()?;
-        self.slots.get_mut(i)?.take()
-    }
-}
-
-/// The part of a [`BioTimers`] that its timers see.
+/// Which timers of a [`BioTimers`] pool are free, and who waits for one;
+/// what the timers see of the pool.
 #[pin_data]
 struct Pool {
+    /// A timer's tag is taken while a bio holds the timer.
+    tags: Tags<KVec<AtomicU64>>,
+    /// How many tasks wait in [`Pool::wait_until`], so that giving a tag
+    /// back wakes somebody only when somebody waits (C null_blk's
+    /// `waitqueue_active()` check before `wake_up()`).
+    waiters: AtomicUsize,
+    /// Only for sleeping on `returned`: taking and giving back tags does
+    /// not lock.
     #[pin]
-    free: SpinLockIrq<Free>,
-    /// Signalled when a timer comes back.
+    lock: SpinLockIrq<()>,
+    /// Signalled when a tag comes back and somebody waits.
     #[pin]
     returned: CondVar,
-    delay: Delta,
 }
 
 impl Pool {
-    /// Take a free timer, waiting for one if all are busy, or, for a
-    /// `REQ_NOWAIT` bio (`nowait`), `None` if all are busy.
-    fn get(&self, nowait: bool) -> Option<Arc<BioTimer>> {
-        let mut free = self.free.lock();
-        loop {
-            if let Some(t) = free.pop() {
-                return Some(t);
+    /// Wait until `f` returns something, retrying it whenever a tag comes
+    /// back.
+    fn wait_until<T>(&self, mut f: impl FnMut(&Tags<KVec<AtomicU64>>) -> Option<T>) -> T {
+        let mut guard = self.lock.lock();
+        self.waiters.fetch_add(1, Ordering::Relaxed);
+        // Pairs with the fence in `give_back`: either `f` sees the tag given
+        // back, or `give_back` sees the waiter and takes the lock to wake
+        // it, which it cannot get before the task is queued on `returned`
+        // (`wait` queues it, then releases the lock).
+        fence(Ordering::SeqCst);
+        let found = loop {
+            if let Some(found) = f(&self.tags) {
+                break found;
             }
-            if nowait {
-                return None;
-            }
-            self.wait_returned(&mut free);
-        }
-    }
-
-    /// Sleep until a timer comes back (or spuriously): the caller rechecks.
-    fn wait_returned(&self, free: &mut SpinLockIrqGuard<'_, Free>) {
-        // Counted under the lock, and `wait` queues the task before it
-        // releases it: a `put` that does not see the count cannot have
-        // run before the task was queued, so no wake-up is lost.
-        free.waiters += 1;
-        self.returned.wait(free);
-        free.waiters -= 1;
-    }
-
-    /// Give `timer` back (from its callback).
-    fn put(&self, timer: Arc<BioTimer>) {
-        let (full, waiters) = {
-            let mut free = self.free.lock();
-            (free.push(timer), free.waiters)
+            self.returned.wait(&mut guard);
         };
-        // Cannot happen (there is room for every timer); the timer would be
-        // lost to the pool, so that dropping the pool would wait forever.
-        if full.is_err() {
-            pr_err!("bio timer pool overflow\n");
-        }
-        if waiters > 0 {
-            self.returned.notify_one();
+        self.waiters.fetch_sub(1, Ordering::Relaxed);
+        found
+    }
+
+    /// Give back `tag` (from its timer's callback, or unused).
+    fn give_back(&self, tag: usize) {
+        self.tags.give_back(tag);
+        // Pairs with the fence in `wait_until`.
+        fence(Ordering::SeqCst);
+        if self.waiters.load(Ordering::Relaxed) > 0 {
+            let _guard = self.lock.lock();
+            self.returned.notify_all();
         }
     }
 }
 
 /// The completion timers of one bio-based device.
+///
+/// # Invariants
+///
+/// `timers[i].tag == i`, and `pool`'s tags are `0..timers.len()`.
 pub(crate) struct BioTimers {
+    timers: KVec<Arc<BioTimer>>,
     pool: Arc<Pool>,
+    delay: Delta,
 }
 
 impl BioTimers {
     /// `count` timers completing bios `delay` after [`TakenTimer::complete_later`].
     pub(crate) fn new(delay: Delta, count: usize) -> Result<Self> {
-        let mut slots = KVec::with_capacity(count, GFP_KERNEL)?;
-        for _ in 0..count {
-            slots.push(None, GFP_KERNEL)?;
+        let mut words = KVec::with_capacity(count.div_ceil(64), GFP_KERNEL)?;
+        for _ in 0..count.div_ceil(64) {
+            words.push(AtomicU64::new(0), GFP_KERNEL)?;
         }
-        let free = Free {
-            slots,
-            queue: Fifo::new(count),
-            total: 0,
-            waiters: 0,
-        };
+        let tags = Tags::new(words, count).ok_or(EINVAL)?;
         let pool = Arc::pin_init(
             pin_init!(Pool {
-                free <- new_spinlock_irq!(free, "rnull_split:bio_timers"),
+                tags,
+                waiters: AtomicUsize::new(0),
+                lock <- new_spinlock_irq!((), "rnull_split:bio_timers"),
                 returned <- new_condvar!("rnull_split:bio_timers"),
-                delay,
             }),
             GFP_KERNEL,
         )?;
-        // From here on, dropping `this` releases the timers made so far.
-        let this = Self { pool };
-        for _ in 0..count {
-            let pool = this.pool.clone();
-            let timer = Arc::pin_init(
-                pin_init!(BioTimer {
-                    timer <- HrTimer::new(),
-                    state <- new_spinlock_irq!(
-                        BioTimerState { bio: None, handle: None },
-                        "rnull_split:bio_timer"
-                    ),
-                    pool,
-                }),
+        let mut timers = KVec::with_capacity(count, GFP_KERNEL)?;
+        for tag in 0..count {
+            let pool = pool.clone();
+            timers.push(
+                Arc::pin_init(
+                    pin_init!(BioTimer {
+                        timer <- HrTimer::new(),
+                        state <- new_spinlock_irq!(
+                            BioTimerState { bio: None, handle: None },
+                            "rnull_split:bio_timer"
+                        ),
+                        pool,
+                        tag,
+                    }),
+                    GFP_KERNEL,
+                )?,
                 GFP_KERNEL,
             )?;
-            let mut free = this.pool.free.lock();
-            if free.push(timer).is_err() {
-                return Err(ENOMEM);
-            }
-            free.total += 1;
         }
-        Ok(this)
+        // INVARIANT: timer `tag` was pushed `tag`-th, and `pool` has `count`
+        // tags.
+        Ok(Self {
+            timers,
+            pool,
+            delay,
+        })
     }
 
     /// Take a free timer for a bio before serving it. Sleeps while every
@@ -314,23 +288,35 @@ impl BioTimers {
     /// and the bio is ended with it untouched, as a blk-mq disk ends one
     /// that finds no free tag.
     pub(crate) fn take(&self, nowait: bool) -> Result<TakenTimer<'_>> {
-        let timer = self.pool.get(nowait).ok_or(EAGAIN)?;
-        Ok(TakenTimer {
-            timer: Some(timer),
-            pool: &self.pool,
-        })
+        let tag = match self.pool.tags.take() {
+            Some(tag) => tag,
+            None if nowait => return Err(EAGAIN),
+            None => self.pool.wait_until(|tags| tags.take()),
+        };
+        match self.timers.get(tag) {
+            Some(timer) => Ok(TakenTimer {
+                timer: Some(timer),
+                delay: self.delay,
+            }),
+            // Unreachable by the type invariant.
+            None => {
+                self.pool.give_back(tag);
+                Err(EAGAIN)
+            }
+        }
     }
 }
 
-/// A timer taken out of a [`BioTimers`] pool for one bio; dropped unused,
-/// it goes back to the pool.
+/// A timer taken out of a [`BioTimers`] pool for one bio, with its tag;
+/// dropped unused, it goes back to the pool.
 ///
 /// # Invariants
 ///
-/// `timer` is `Some` until [`TakenTimer::complete_later`] or `drop` takes it.
+/// The tag of `timer` is taken, by this; `timer` is `Some` until
+/// [`TakenTimer::complete_later`] or `drop` takes it.
 pub(crate) struct TakenTimer<'a> {
-    timer: Option<Arc<BioTimer>>,
-    pool: &'a Arc<Pool>,
+    timer: Option<&'a Arc<BioTimer>>,
+    delay: Delta,
 }
 
 impl TakenTimer<'_> {
@@ -340,23 +326,23 @@ impl TakenTimer<'_> {
             // Unreachable by the type invariant.
             return bio.end(status);
         };
-        // Its callback gave the timer back: dropping the handle of its last
-        // start returns at once, or once that callback has returned (it
-        // spins, never sleeps: fine for a `REQ_NOWAIT` bio).
-        let old = timer.state.lock().handle.take();
-        drop(old);
         let mut state = timer.state.lock();
+        // The callback of the timer's last start gave the tag back after its
+        // last use of this lock, so it cannot be waiting for it: dropping the
+        // handle returns at once, or once that callback has returned (it
+        // spins, never sleeps: fine for a `REQ_NOWAIT` bio).
+        drop(state.handle.take());
         state.bio = Some((bio, status));
-        // Under the lock, so that the callback, which takes the bio under it,
-        // cannot give the timer back before its handle is stored.
-        state.handle = Some(timer.clone().start(self.pool.delay));
+        // Under the lock, so that the callback, which takes the bio under
+        // it, cannot give the tag back before the handle is stored.
+        state.handle = Some(timer.clone().start(self.delay));
     }
 }
 
 impl Drop for TakenTimer<'_> {
     fn drop(&mut self) {
         if let Some(timer) = self.timer.take() {
-            self.pool.put(timer);
+            timer.pool.give_back(timer.tag);
         }
     }
 }
@@ -364,24 +350,15 @@ impl Drop for TakenTimer<'_> {
 impl Drop for BioTimers {
     fn drop(&mut self) {
         // No bio comes in any more (the disk is gone); wait for those in
-        // flight, whose timers then all come back.
-        let timers = {
-            let mut free = self.pool.free.lock();
-            while free.queue.len() < free.total {
-                self.pool.wait_returned(&mut free);
-            }
-            // Every slot holds a timer now; the pool is left empty.
-            free.queue = Fifo::new(0);
-            free.total = 0;
-            core::mem::take(&mut free.slots)
-        };
-        for timer in timers.iter().flatten() {
+        // flight, whose tags then all come back.
+        self.pool.wait_until(|tags| tags.all_free().then_some(()));
+        for timer in self.timers.iter() {
             let handle = timer.state.lock().handle.take();
             // Cancels a stopped timer, waiting for a callback still
             // returning; drops the handle's reference on `timer`.
             drop(handle);
         }
-        // Drops the last references on the timers, then theirs on the pool.
-        drop(timers);
+        // The fields' drop then drops the last references on the timers,
+        // then theirs on the pool.
     }
 }

@@ -22,8 +22,8 @@ pub mod throttle;
 #[path = "../../common/badblocks.rs"]
 pub mod badblocks;
 
-#[path = "../../common/fifo.rs"]
-pub mod fifo;
+#[path = "../../common/tags.rs"]
+pub mod tags;
 
 #[path = "../../common/page_table.rs"]
 pub mod page_table;
