@@ -535,23 +535,44 @@ def report_confirm():
     def table(rs):
         return {(r["label"], r["key"]): r for r in rs
                 if r.get("view") == "same" and ok(r) and r.get("rep", 1) == 1}
+
+    def medians(rs):
+        """Each cell's run with the median IOPS of its repeats (bench/plan.py
+        confirm repeats two-job cells), with all their IOPS in "runs"."""
+        runs = {}
+        for r in rs:
+            if r.get("view") == "same" and ok(r):
+                runs.setdefault((r["label"], r["key"]), []).append(r)
+        out = {}
+        for lk, rr in runs.items():
+            rr.sort(key=lambda r: r["iops"])
+            out[lk] = dict(rr[(len(rr) - 1) // 2], runs=[r["iops"] for r in rr])
+        return out
     # A report's JSON (its "rows") or bench/guest.py's JSON lines.
     first = (json.load(open(args.first))["rows"] if args.first.endswith(".json")
              else [json.loads(l) for l in open(args.first) if l.strip()])
     first = table(first)
-    again = table(rows)
+    again = medians(rows)
     cells = sorted({(l, k) for (l, k) in again
                     if l != "null_blk" and (l, k) in first and ("null_blk", k) in first},
                    key=lambda lk: ratio(first[lk]["iops"], first[("null_blk", lk[1])]["iops"]))
+    reps = max((len(r["runs"]) for r in again.values()), default=1)
+
+    def spread(r):
+        rr = r["runs"]
+        return f"{rr[0]:,.0f}" if len(rr) == 1 else f"{rr[0]:,.0f}-{rr[-1]:,.0f} ({len(rr)})"
+
     md = header("Null block drivers: the cells below 0.99x run again")
     md += ["Every same-settings cell of the first run (`" + os.path.relpath(args.first) + "`) whose Rust "
            "driver was below 0.99x C null_blk, run again with C's cell in a fresh guest (the loads of "
            "those cells only, `bench/plan.py confirm`). In icount a one-job cell repeats within about "
            "0.1% in one guest, but what the guest ran before (memory, worker threads) moves a cell whose "
            "I/O goes through io_uring's workers, or whose two jobs interleave on the vCPUs, by a few "
-           "percent either way; so a cell is below only if it is in both runs.", "",
-           "| driver | workload | irq | mem | first: C / Rust IOPS | ×C | again: C / Rust IOPS | ×C | below in both |",
-           "|---|---|---|---|---:|---:|---:|---:|---|"]
+           "percent either way; so a two-job cell runs again " + str(reps) + " times (each in the state "
+           "the runs before it left) and counts with its median (its runs' spread in the last column), "
+           "and a cell is below only if it is in both runs.", "",
+           "| driver | workload | irq | mem | first: C / Rust IOPS | ×C | again: C / Rust IOPS | ×C | below in both | runs again: C; Rust |",
+           "|---|---|---|---|---:|---:|---:|---:|---|---|"]
     out, both = [], 0
     for l, k in cells:
         r1, c1 = first[(l, k)], first[("null_blk", k)]
@@ -564,9 +585,11 @@ def report_confirm():
         md.append(f"| {l} | {cell_desc(r1)} | {st.get('irqmode')} | {st.get('memory_backed')} | "
                   f"{c1['iops']:,.0f} / {r1['iops']:,.0f} | {x1:.3f} | "
                   + (f"{c2['iops']:,.0f} / {r2['iops']:,.0f} | {x2:.3f} | " if c2 else "- | - | ")
-                  + ("**yes**" if low else "no") + " |")
+                  + ("**yes**" if low else "no") + " | "
+                  + (spread(c2) + "; " if c2 else "") + spread(r2) + " |")
         out.append({"label": l, "key": k, "first": {"c": c1["iops"], "rust": r1["iops"], "ratio": x1},
-                    "again": {"c": c2["iops"] if c2 else None, "rust": r2["iops"], "ratio": x2},
+                    "again": {"c": c2["iops"] if c2 else None, "rust": r2["iops"], "ratio": x2,
+                              "c_runs": c2["runs"] if c2 else None, "rust_runs": r2["runs"]},
                     "below_in_both": low})
     md += ["", f"{len(cells)} cells run again; {both} below 0.99x in both runs.", ""]
     write("null-confirm", md, {"cells": out, "below_in_both": both})
