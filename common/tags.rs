@@ -137,7 +137,11 @@ impl<S: Deref<Target = [AtomicU64]>> Tags<S> {
     pub fn all_free(&self) -> bool {
         let n = self.words.len();
         self.words.iter().enumerate().all(|(i, w)| {
-            let expect = if i + 1 == n { Self::padding(self.count) } else { 0 };
+            let expect = if i + 1 == n {
+                Self::padding(self.count)
+            } else {
+                0
+            };
             w.load(Ordering::Acquire) == expect
         })
     }
