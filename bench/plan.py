@@ -244,19 +244,11 @@ def shard(path, n):
         print(f"{base}-{i}.json")
 
 
-# How many times confirm runs a two-job cell (CONFIRM_REPS): its two jobs'
-# I/Os interleave on icount's turn-taking vCPUs differently with what the
-# guest ran before, a few percent either way, so the report takes the median.
-CONFIRM_REPS = int(os.environ.get("CONFIRM_REPS", "3"))
-
-
 def confirm(plan_path, results_path, threshold):
     """A plan of the same-settings cells of PLAN whose result in RESULTS
     (bench/guest.py's JSON lines) was below THRESHOLD x C null_blk: for
     every setting with such a cell, the C group and each Rust group that
-    fell below, with only those cells, to run again in a fresh guest; a
-    two-job cell runs CONFIRM_REPS times, the repeats after the rest of its
-    group (rep 2, 3, ...), each in the state the runs before it left."""
+    fell below, with only those cells, to run again in a fresh guest."""
     plan = json.load(open(plan_path))
     rows = [json.loads(l) for l in open(results_path) if l.strip()]
     iops = {(r["label"], r["key"]): r["iops"] for r in rows
@@ -273,8 +265,7 @@ def confirm(plan_path, results_path, threshold):
         keep = [c for c in g["cells"] if c["key"] in low
                 and (g["label"] == "null_blk" or g["label"] in low[c["key"]])]
         if keep:
-            reps = [dict(c, rep=r) for r in range(2, CONFIRM_REPS + 1) for c in keep if c["jobs"] > 1]
-            groups.append(dict(g, cells=keep + reps, id=g["id"] + "-confirm"))
+            groups.append(dict(g, cells=keep, id=g["id"] + "-confirm"))
     return dict(plan, name=plan["name"] + "-confirm", groups=groups)
 
 

@@ -535,31 +535,22 @@ def report_confirm():
     def table(rs):
         return {(r["label"], r["key"]): r for r in rs
                 if r.get("view") == "same" and ok(r) and r.get("rep", 1) == 1}
-
-    def medians(rs):
-        """Each cell's run with the median IOPS of its repeats (bench/plan.py
-        confirm repeats two-job cells), with all their IOPS in "runs"."""
-        runs = {}
-        for r in rs:
-            if r.get("view") == "same" and ok(r):
-                runs.setdefault((r["label"], r["key"]), []).append(r)
-        out = {}
-        for lk, rr in runs.items():
-            rr.sort(key=lambda r: r["iops"])
-            out[lk] = dict(rr[(len(rr) - 1) // 2], runs=[r["iops"] for r in rr])
-        return out
     # A report's JSON (its "rows") or bench/guest.py's JSON lines.
     first = (json.load(open(args.first))["rows"] if args.first.endswith(".json")
              else [json.loads(l) for l in open(args.first) if l.strip()])
     first = table(first)
-    again = medians(rows)
+    again = table(rows)
     cells = sorted({(l, k) for (l, k) in again
                     if l != "null_blk" and (l, k) in first and ("null_blk", k) in first},
                    key=lambda lk: ratio(first[lk]["iops"], first[("null_blk", lk[1])]["iops"]))
-    reps = max((len(r["runs"]) for r in again.values()), default=1)
+
+    def runs(r):
+        """A cell's fio runs (bench/guest.py: a two-job cell is the median
+        of its windowed runs), lowest first."""
+        return sorted(r.get("window_iops") or r.get("runs_iops") or [round(r["iops"])])
 
     def spread(r):
-        rr = r["runs"]
+        rr = runs(r)
         return f"{rr[0]:,.0f}" if len(rr) == 1 else f"{rr[0]:,.0f}-{rr[-1]:,.0f} ({len(rr)})"
 
     md = header("Null block drivers: the cells below 0.99x run again")
@@ -568,9 +559,8 @@ def report_confirm():
            "those cells only, `bench/plan.py confirm`). In icount a one-job cell repeats within about "
            "0.1% in one guest, but what the guest ran before (memory, worker threads) moves a cell whose "
            "I/O goes through io_uring's workers, or whose two jobs interleave on the vCPUs, by a few "
-           "percent either way; so a two-job cell runs again " + str(reps) + " times (each in the state "
-           "the runs before it left) and counts with its median (its runs' spread in the last column), "
-           "and a cell is below only if it is in both runs.", "",
+           "percent either way; so a two-job cell is the median of its windowed fio runs (`bench/guest.py`; "
+           "their spread in the last column), and a cell is below only if it is in both runs.", "",
            "| driver | workload | irq | mem | first: C / Rust IOPS | ×C | again: C / Rust IOPS | ×C | below in both | runs again: C; Rust |",
            "|---|---|---|---|---:|---:|---:|---:|---|---|"]
     out, both = [], 0
@@ -589,7 +579,7 @@ def report_confirm():
                   + (spread(c2) + "; " if c2 else "") + spread(r2) + " |")
         out.append({"label": l, "key": k, "first": {"c": c1["iops"], "rust": r1["iops"], "ratio": x1},
                     "again": {"c": c2["iops"] if c2 else None, "rust": r2["iops"], "ratio": x2,
-                              "c_runs": c2["runs"] if c2 else None, "rust_runs": r2["runs"]},
+                              "c_runs": runs(c2) if c2 else None, "rust_runs": runs(r2)},
                     "below_in_both": low})
     md += ["", f"{len(cells)} cells run again; {both} below 0.99x in both runs.", ""]
     write("null-confirm", md, {"cells": out, "below_in_both": both})
