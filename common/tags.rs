@@ -6,11 +6,17 @@
 //! bit, `test_and_set_bit_lock()`, retry on a race; `put_tag()`:
 //! `clear_bit_unlock()`).
 //!
-//! rnull_split's `irqmode=2` bio timer pool numbers its timers with one. A
-//! search starts after the tag taken last and wraps, so a bio gets a timer
-//! that has been free a while rather than the one given back last, whose
-//! callback may still be returning on another CPU (starting it then waits
-//! for that callback, and leaves the timer on that CPU's timer base).
+//! rnull_split's `irqmode=2` bio timer pool numbers its timers with one.
+//! Each CPU searches from a hint of its own, as blk-mq's `sbitmap_queue`
+//! does (`alloc_hint`): the tag after the one it took last, or the one
+//! given back last on it. A timer's callback runs on the CPU that started
+//! it and gives its tag back there, so the next bio on that CPU gets the
+//! same timer again: its callback has returned (it ran in an interrupt on
+//! this CPU), and it is on this CPU's timer base already. A timer given
+//! back on one CPU is found by another only when that one's own tags are
+//! busy. (With one hint for all CPUs, timers went back and forth between
+//! the CPUs' timer bases, and a tag given back on one CPU could be taken on
+//! the other while its callback was still returning.)
 //!
 //! No kernel dependencies: the host unit tests compile this file.
 
@@ -20,38 +26,71 @@ use core::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 /// Tags per word.
 const BITS: usize = u64::BITS as usize;
 
-/// The tags `0..count` over the words `S` (a `KVec` in the kernel, a `Vec`
-/// on the host).
+/// Where one CPU's next search starts, alone in a cache line: CPUs write
+/// their hints all the time, and must not share the line.
+#[repr(align(64))]
+pub struct Hint(AtomicUsize);
+
+impl Hint {
+    /// A hint at tag 0.
+    pub const fn new() -> Self {
+        Self(AtomicUsize::new(0))
+    }
+}
+
+impl Default for Hint {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// The tags `0..count` over the words `S`, searched from one hint of `H`
+/// per CPU (`KVec`s in the kernel, `Vec`s on the host).
 ///
 /// # Invariants
 ///
 /// `words.len() == count.div_ceil(64)`; the bits of the last word at and
 /// above `count % 64` (when that is not 0) are always set, so that a search
-/// never yields a tag `>= count`.
-pub struct Tags<S> {
+/// never yields a tag `>= count`. `hints` is not empty.
+pub struct Tags<S, H> {
     words: S,
     count: usize,
-    /// Where the next search starts: the tag after the one taken last.
-    hint: AtomicUsize,
+    hints: H,
 }
 
-impl<S: Deref<Target = [AtomicU64]>> Tags<S> {
+impl<S: Deref<Target = [AtomicU64]>, H: Deref<Target = [Hint]>> Tags<S, H> {
     /// `count` free tags over `words`, which must be `count.div_ceil(64)`
-    /// words, all zero; `None` otherwise.
-    pub fn new(words: S, count: usize) -> Option<Self> {
+    /// words, all zero, searched from `hints`, one per CPU (at least one);
+    /// `None` otherwise. The CPUs' searches start spread over the tags.
+    pub fn new(words: S, hints: H, count: usize) -> Option<Self> {
         if words.len() != count.div_ceil(BITS)
             || words.iter().any(|w| w.load(Ordering::Relaxed) != 0)
+            || hints.is_empty()
         {
             return None;
         }
         if let Some(last) = words.last() {
             last.store(Self::padding(count), Ordering::Relaxed);
         }
+        let cpus = hints.len();
+        for (cpu, hint) in hints.iter().enumerate() {
+            // Below `count` (`cpu < cpus`); no overflow for any sane pool.
+            let start = count.checked_mul(cpu).map_or(0, |n| n / cpus);
+            hint.0.store(start, Ordering::Relaxed);
+        }
         Some(Self {
             words,
             count,
-            hint: AtomicUsize::new(0),
+            hints,
         })
+    }
+
+    /// The hint of `cpu` (any number: CPUs beyond the hints share them).
+    #[inline]
+    fn hint(&self, cpu: usize) -> Option<&AtomicUsize> {
+        let n = self.hints.len();
+        let i = if cpu < n { cpu } else { cpu % n.max(1) };
+        self.hints.get(i).map(|h| &h.0)
     }
 
     /// The always-set bits of the last word.
@@ -67,16 +106,18 @@ impl<S: Deref<Target = [AtomicU64]>> Tags<S> {
         self.count
     }
 
-    /// Take a free tag, if there is one.
+    /// Take a free tag on `cpu`, if there is one: the first free one from
+    /// `cpu`'s hint on, wrapping.
     ///
     /// Acquire: what the last holder of the tag did before giving it back
     /// happens before what the new holder does.
     #[inline]
-    pub fn take(&self) -> Option<usize> {
+    pub fn take(&self, cpu: usize) -> Option<usize> {
         let n = self.words.len();
-        // The hint is at most `n * 64` (one past the last tag of the last
+        let slot = self.hint(cpu)?;
+        // A hint is at most `n * 64` (one past the last tag of the last
         // word): wrap it without a division.
-        let hint = match self.hint.load(Ordering::Relaxed) {
+        let hint = match slot.load(Ordering::Relaxed) {
             h if h >= n * BITS => 0,
             h => h,
         };
@@ -92,7 +133,7 @@ impl<S: Deref<Target = [AtomicU64]>> Tags<S> {
             };
             if let Some(bit) = self.take_in(w, mask) {
                 let tag = w * BITS + bit;
-                self.hint.store(tag + 1, Ordering::Relaxed);
+                slot.store(tag + 1, Ordering::Relaxed);
                 return Some(tag);
             }
             w += 1;
@@ -119,17 +160,22 @@ impl<S: Deref<Target = [AtomicU64]>> Tags<S> {
         None
     }
 
-    /// Give back `tag`, which the caller took (a tag out of range, or not
-    /// taken, is left alone).
+    /// Give back `tag`, which the caller took, on `cpu`, whose next search
+    /// starts at `tag` then (a tag out of range, or not taken, is left
+    /// alone).
     ///
     /// Sequentially consistent (a release, and ordered before a waiter
     /// count the caller reads next, after a fence of its own).
-    pub fn give_back(&self, tag: usize) {
+    #[inline]
+    pub fn give_back(&self, tag: usize, cpu: usize) {
         if tag >= self.count {
             return;
         }
         if let Some(word) = self.words.get(tag / BITS) {
             word.fetch_and(!(1u64 << (tag % BITS)), Ordering::SeqCst);
+        }
+        if let Some(slot) = self.hint(cpu) {
+            slot.store(tag, Ordering::Relaxed);
         }
     }
 

@@ -21,7 +21,9 @@
 //!   were busy. The timers are numbered by a lock-free tag map of the same
 //!   kind ([`crate::tags`]): taking a timer and giving it back lock nothing,
 //!   only waiting for one does; a timer's own lock hands its bio over to
-//!   the callback. `submit_bio` takes a free timer first, sleeping until one is
+//!   the callback. Each CPU searches the map from a hint of its own, so a
+//!   bio gets the timer given back last on its CPU, which is on that CPU's
+//!   timer base and whose callback has returned. `submit_bio` takes a free timer first, sleeping until one is
 //!   free, or for a `REQ_NOWAIT` bio ending it with `EAGAIN` if none is (as
 //!   a blk-mq disk does when no tag is free), serves the bio, gives it to
 //!   the timer and starts it; the callback ends the bio and gives the timer
@@ -33,13 +35,17 @@
 //! Everything is safe code over `kernel::block::mq::RequestTimerCallback`,
 //! `kernel::time::hrtimer`, `kernel::sync::SpinLockIrq` and `CondVar`.
 
-use crate::{device::NullQueue, tags::Tags};
+use crate::{
+    device::NullQueue,
+    tags::{Hint, Tags},
+};
 use core::sync::atomic::{fence, AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use kernel::{
     block::{
         bio::OwnedBio,
         mq::{Request, RequestTimerCallback},
     },
+    cpu::{nr_cpu_ids, CpuId},
     impl_has_hr_timer, new_condvar, new_spinlock_irq, pr_warn_once,
     prelude::*,
     sync::{aref::ARef, Arc, ArcBorrow, CondVar, SpinLockIrq},
@@ -130,6 +136,13 @@ pub(crate) fn complete_rq_later(rq: ARef<Request<NullQueue>>, delay: Delta) {
     }
 }
 
+/// The CPU this runs on, for a tag map's hint: a stale one (after a
+/// migration) only makes a search start elsewhere.
+#[inline]
+fn this_cpu() -> usize {
+    CpuId::current().as_u32() as usize
+}
+
 /// One timer of a [`BioTimers`] pool.
 #[pin_data]
 struct BioTimer {
@@ -180,7 +193,7 @@ impl HrTimerCallback for BioTimer {
 #[pin_data]
 struct Pool {
     /// A timer's tag is taken while a bio holds the timer.
-    tags: Tags<KVec<AtomicU64>>,
+    tags: Tags<KVec<AtomicU64>, KVec<Hint>>,
     /// How many tasks wait in [`Pool::wait_until`], so that giving a tag
     /// back wakes somebody only when somebody waits (C null_blk's
     /// `waitqueue_active()` check before `wake_up()`).
@@ -197,7 +210,10 @@ struct Pool {
 impl Pool {
     /// Wait until `f` returns something, retrying it whenever a tag comes
     /// back.
-    fn wait_until<T>(&self, mut f: impl FnMut(&Tags<KVec<AtomicU64>>) -> Option<T>) -> T {
+    fn wait_until<T>(
+        &self,
+        mut f: impl FnMut(&Tags<KVec<AtomicU64>, KVec<Hint>>) -> Option<T>,
+    ) -> T {
         let mut guard = self.lock.lock();
         self.waiters.fetch_add(1, Ordering::Relaxed);
         // Pairs with the fence in `give_back`: either `f` sees the tag given
@@ -215,9 +231,9 @@ impl Pool {
         found
     }
 
-    /// Give back `tag` (from its timer's callback, or unused).
+    /// Give back `tag` (from its timer's callback, or unused), on this CPU.
     fn give_back(&self, tag: usize) {
-        self.tags.give_back(tag);
+        self.tags.give_back(tag, this_cpu());
         // Pairs with the fence in `wait_until`.
         fence(Ordering::SeqCst);
         if self.waiters.load(Ordering::Relaxed) > 0 {
@@ -245,7 +261,12 @@ impl BioTimers {
         for _ in 0..count.div_ceil(64) {
             words.push(AtomicU64::new(0), GFP_KERNEL)?;
         }
-        let tags = Tags::new(words, count).ok_or(EINVAL)?;
+        let cpus = nr_cpu_ids() as usize;
+        let mut hints = KVec::with_capacity(cpus, GFP_KERNEL)?;
+        for _ in 0..cpus {
+            hints.push(Hint::new(), GFP_KERNEL)?;
+        }
+        let tags = Tags::new(words, hints, count).ok_or(EINVAL)?;
         let pool = Arc::pin_init(
             pin_init!(Pool {
                 tags,
@@ -288,10 +309,10 @@ impl BioTimers {
     /// and the bio is ended with it untouched, as a blk-mq disk ends one
     /// that finds no free tag.
     pub(crate) fn take(&self, nowait: bool) -> Result<TakenTimer<'_>> {
-        let tag = match self.pool.tags.take() {
+        let tag = match self.pool.tags.take(this_cpu()) {
             Some(tag) => tag,
             None if nowait => return Err(EAGAIN),
-            None => self.pool.wait_until(|tags| tags.take()),
+            None => self.pool.wait_until(|tags| tags.take(this_cpu())),
         };
         match self.timers.get(tag) {
             Some(timer) => Ok(TakenTimer {
