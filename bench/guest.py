@@ -337,6 +337,23 @@ def fio_result(p, c):
             "usr_cpu": j["usr_cpu"], "sys_cpu": j["sys_cpu"]}
 
 
+IRQ_KINDS = ("LOC", "RES", "CAL")  # local timer, reschedule IPI, function call IPI
+
+
+def irq_counts():
+    """Per-CPU counts of the interrupts in IRQ_KINDS (/proc/interrupts)."""
+    out = {}
+    for line in (rd("/proc/interrupts", "") or "").splitlines():
+        f = line.split()
+        if f and f[0].rstrip(":") in IRQ_KINDS:
+            out[f[0].rstrip(":")] = [int(x) for x in f[1:] if x.isdigit()]
+    return out
+
+
+def irq_delta(a, b):
+    return {k: [y - x for x, y in zip(a[k], b[k])] for k in a if k in b}
+
+
 def windowed(dev, cell, runtime, ramp):
     """Measure a multi-job cell in a window of guest time. fio starts its
     jobs one after the other, and in icount mode starting one costs
@@ -356,11 +373,11 @@ def windowed(dev, cell, runtime, ramp):
                 raise RuntimeError(f"fio did no I/O on {dev}: {p.stdout.read().strip()[-300:]}")
             time.sleep(0.005)
         time.sleep((ramp + max(ramp, 100)) / 1000)
-        b1, t1 = io_bytes(dev), time.monotonic()
+        b1, t1, i1 = io_bytes(dev), time.monotonic(), irq_counts()
         need = FULL_QUEUES * cell["qd"] * cell["jobs"] * bs
         time.sleep(runtime / 1000)
         while True:
-            b2, t2 = io_bytes(dev), time.monotonic()
+            b2, t2, i2 = io_bytes(dev), time.monotonic(), irq_counts()
             if b2 - b1 >= need or t2 - t1 >= LONGEST * runtime / 1000:
                 break
             time.sleep(runtime / 1000)
@@ -371,7 +388,8 @@ def windowed(dev, cell, runtime, ramp):
     r = fio_result(p, cell)
     ios = (b2 - b1) / bs
     r.update(iops=ios / (t2 - t1), MBps=(b2 - b1) / (t2 - t1) / 1e6, total_ios=round(ios),
-             runtime_ms=round((t2 - t1) * 1000), window="counter")
+             runtime_ms=round((t2 - t1) * 1000), window="counter",
+             irqs=irq_delta(i1, i2))
     return r
 
 
@@ -406,6 +424,7 @@ def measure(dev, cell, r, runtime, ramp, lay):
         runs.sort(key=lambda x: x["iops"])
         med = dict(runs[len(runs) // 2])
         med["window_iops"] = [round(x["iops"]) for x in runs]
+        med["window_irqs"] = [x["irqs"] for x in runs]
         med["tag_starved"] = tag_starved(cell, lay)
         return med
     r = long_enough(dev, cell, r, runtime, ramp)

@@ -258,12 +258,20 @@ def confirm(plan_path, results_path, threshold):
         c = iops.get(("null_blk", key))
         if label != "null_blk" and c and v / c < threshold:
             low.setdefault(key, set()).add(label)
+    # CONFIRM_IDS (a substring of the group ids, e.g. "irq2-mem0") and
+    # CONFIRM_LABELS (Rust drivers, comma-separated, e.g. "rnull_split")
+    # narrow the plan down to some of those groups, for a quicker look.
+    only_ids = os.environ.get("CONFIRM_IDS", "")
+    labels = [l for l in os.environ.get("CONFIRM_LABELS", "").split(",") if l]
     groups = []
     for g in plan["groups"]:
-        if g.get("view") != "same":
+        if g.get("view") != "same" or only_ids not in g["id"]:
+            continue
+        if labels and g["label"] != "null_blk" and g["label"] not in labels:
             continue
         keep = [c for c in g["cells"] if c["key"] in low
-                and (g["label"] == "null_blk" or g["label"] in low[c["key"]])]
+                and (g["label"] in low[c["key"]] or g["label"] == "null_blk"
+                     and (not labels or low[c["key"]] & set(labels)))]
         if keep:
             groups.append(dict(g, cells=keep, id=g["id"] + "-confirm"))
     return dict(plan, name=plan["name"] + "-confirm", groups=groups)

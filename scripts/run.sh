@@ -8,6 +8,8 @@
 # below 0.99x C null_blk, with C's, run again in fresh guests with the
 # modules as they are now (bench/plan.py confirm); results/full/null-confirm.*
 # show both runs, a cell is below only if it is in both. Null drivers only.
+# CONFIRM_IDS=irq2-mem0 CONFIRM_LABELS=rnull_split narrows it down to those
+# groups (with C's), reported in out/bench/confirm-narrowed/.
 #
 # 1. One guest in QEMU icount mode (VM_ACCEL=icount: single-threaded TCG,
 #    1 ns of guest time per instruction, idle time skipped): rnull_split
@@ -36,8 +38,15 @@ case $kind in
     full) res=results/full timeout=$((8 * 3600)) ;;
     confirm) res=results/full timeout=$((4 * 3600)) VIRTIO=0 WALLCLOCK=0
              [[ -f $res/null.json ]] || die "no $res/null.json: run 'make bench-full' first"
+             first=$res/null.json
+             # A narrowed confirm (CONFIRM_IDS / CONFIRM_LABELS, bench/plan.py)
+             # reports to out/, not over the whole confirm's results.
+             if [[ -n ${CONFIRM_IDS:-}${CONFIRM_LABELS:-} ]]; then
+                 res=out/bench/confirm-narrowed
+                 export CONFIRM_IDS=${CONFIRM_IDS:-} CONFIRM_LABELS=${CONFIRM_LABELS:-}
+             fi
              # The first run's fio time per cell, unless told otherwise.
-             RUNTIME_MS=${RUNTIME_MS:-$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["meta"]["runtime_ms"])' "$res/null.json")} ;;
+             RUNTIME_MS=${RUNTIME_MS:-$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["meta"]["runtime_ms"])' "$first")} ;;
     *) die "usage: $0 [subset|full|confirm]" ;;
 esac
 RUNTIME_MS=${RUNTIME_MS:-500} WALLCLOCK=${WALLCLOCK:-auto} SAMPLES=${SAMPLES:-3} VIRTIO=${VIRTIO:-1}
@@ -48,7 +57,7 @@ mkdir -p "$res" out/bench
 
 if [[ $kind == confirm ]]; then
     python3 -c 'import json,sys; [print(json.dumps(r)) for r in json.load(open(sys.argv[1]))["rows"]]' \
-        "$res/null.json" > out/bench/first.jsonl
+        "$first" > out/bench/first.jsonl
     python3 bench/plan.py null full "$RUNTIME_MS" > out/bench/plan-full.json
     python3 bench/plan.py confirm out/bench/plan-full.json out/bench/first.jsonl > out/bench/plan-null.json
 else
@@ -74,7 +83,7 @@ done
 cat out/bench/g*/null.jsonl > out/bench/null.jsonl
 echo
 if [[ $kind == confirm ]]; then
-    scripts/report.py confirm out/bench/null.jsonl "$res" --first "$res/null.json" --meta out/bench/meta.json
+    scripts/report.py confirm out/bench/null.jsonl "$res" --first "$first" --meta out/bench/meta.json
 else
     scripts/report.py null out/bench/null.jsonl "$res" --meta out/bench/meta.json
 fi
