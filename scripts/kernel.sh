@@ -126,12 +126,14 @@ build() {
         cp -a "$p" "$src.tmp" && mv "$src.tmp" "$src"
     fi
     # Undo the previous patch series: restore every file it touched, and
-    # every file the current series touches, from the pristine copy.
+    # every file the current series touches, from the pristine copy, with a
+    # new mtime: make only compares mtimes, so a file restored with its old
+    # one (a dropped patch's) would leave its objects as the patch built them.
     {
         [[ -f $src/.rnull-patched-files ]] && cat "$src/.rnull-patched-files"
         for pf in $(patches); do grep -E '^\+\+\+ b/' "$pf" | sed 's|^+++ b/||; s|	.*||'; done
     } | sort -u | while read -r f; do
-        if [[ -e $p/$f ]]; then cp -p "$p/$f" "$src/$f"; else rm -f "$src/$f"; fi
+        if [[ -e $p/$f ]]; then cp --preserve=mode "$p/$f" "$src/$f"; else rm -f "$src/$f"; fi
         rm -f "$src/$f.rej" "$src/$f.orig"
     done
     rm -f "$src/.rnull-patched-files"
