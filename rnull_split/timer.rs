@@ -23,11 +23,11 @@
 //!   only waiting for one does; a timer's own lock hands its bio over to
 //!   the callback. Each CPU searches the map from a hint of its own, so a
 //!   bio gets the timer given back last on its CPU, which is on that CPU's
-//!   timer base and whose callback has returned. `submit_bio` takes a free timer first, sleeping until one is
-//!   free, or for a `REQ_NOWAIT` bio ending it with `EAGAIN` if none is (as
-//!   a blk-mq disk does when no tag is free), serves the bio, gives it to
-//!   the timer and starts it; the callback ends the bio and gives the timer
-//!   back.
+//!   timer base and whose callback has returned. `submit_bio` takes a free
+//!   timer first, sleeping until one is free, or for a `REQ_NOWAIT` bio
+//!   ending it with `EAGAIN` if none is (as a blk-mq disk does when no tag
+//!   is free), serves the bio, gives it to the timer and starts it; the
+//!   callback ends the bio and gives the timer back.
 //!   A bio-based disk does not wait for bios in flight when it goes away,
 //!   so dropping the pool does: it waits for every timer to come back,
 //!   then cancels them all, which also waits for a callback still returning.
