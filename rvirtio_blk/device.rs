@@ -23,7 +23,9 @@ use kernel::{
         gen_disk::{Discard, Disk, GenDisk, GenDiskBuilder, Segments, Topology},
         HwQueues, TagSet, TagSetFlags,
     },
-    device, new_mutex, new_work,
+    device,
+    devres::Devres,
+    new_mutex, new_work,
     prelude::*,
     static_lock_class,
     str::CString,
@@ -112,6 +114,8 @@ impl Drop for Index {
 /// (set once, by probe, right after the disk is added).
 pub(crate) struct VirtioBlk {
     vdev: ARef<virtio::Device>,
+    /// The device while it is bound, for sysfs, debugfs and the config work.
+    binding: Devres<virtio::Binding>,
     /// Request virtqueues, one per hardware queue.
     pub(crate) vqs: KVec<Arc<Queue<VirtBlkVq>>>,
     /// Entries in the first chunk of each request's scatterlist table.
@@ -125,22 +129,22 @@ pub(crate) struct VirtioBlk {
 }
 
 impl VirtioBlk {
-    /// The device (any context; see [`VirtioBlk::bound_vdev`]).
+    /// The device (any context; see [`VirtioBlk::with_bound`]).
     pub(crate) fn vdev(&self) -> &virtio::Device {
         &self.vdev
     }
 
-    /// The device, bound.
-    ///
-    /// # Safety
-    ///
-    /// The caller runs while the device is bound to this driver: in a sysfs
-    /// attribute of the disk (removed by `del_gendisk` in remove), in the
-    /// config work with the disk still there, in the `break_device` debugfs
-    /// file (removed before the driver data goes) or in a bus callback.
-    pub(crate) unsafe fn bound_vdev(&self) -> &virtio::Device<device::Bound> {
-        // SAFETY: Per the caller.
-        unsafe { self.vdev.as_bound() }
+    /// Runs `f` with the bound device (config space access), in an RCU
+    /// read-side section, so `f` must not sleep; `ENODEV` once the driver
+    /// is unbound. The disk's sysfs attributes, the config work and the
+    /// debugfs files all go before the unbind, so they always find it.
+    pub(crate) fn with_bound<R>(
+        &self,
+        f: impl FnOnce(&virtio::Device<device::Bound>) -> R,
+    ) -> Result<R> {
+        self.binding
+            .try_access_with(|b| f(b.device()))
+            .ok_or(ENODEV)
     }
 
     /// The serial (GET_ID), NUL-terminated; empty if the device has none.
@@ -171,11 +175,11 @@ impl WorkItem for DiskState {
     fn run(this: Arc<DiskState>) {
         let disk = this.disk.lock();
         if let Some(disk) = disk.as_ref() {
-            let vblk = disk.queue_data();
-            // SAFETY: The disk is still there, so remove, which takes it
-            // under this lock, has not run: the device is bound.
-            let vdev = unsafe { vblk.bound_vdev() };
-            virtblk_update_capacity(disk, vdev, true);
+            // (Remove takes the disk under this lock before the unbind, so
+            // the device is still bound.)
+            if let Ok(capacity) = disk.queue_data().with_bound(|v| v.read(cfg!(capacity))) {
+                virtblk_update_capacity(disk, capacity, true);
+            }
         }
     }
 }
@@ -320,12 +324,7 @@ fn print_capacity(name: &str, capacity: u64, lbs: u32, resize: bool) {
 }
 
 /// C `virtblk_update_capacity`.
-fn virtblk_update_capacity(
-    disk: &Disk<VirtioMq>,
-    vdev: &virtio::Device<device::Bound>,
-    resize: bool,
-) {
-    let capacity = vdev.read(cfg!(capacity));
+fn virtblk_update_capacity(disk: &Disk<VirtioMq>, capacity: u64, resize: bool) {
     let name = disk.name().to_str().unwrap_or("?");
     print_capacity(name, capacity, disk.logical_block_size(), resize);
     disk.set_capacity_and_notify(capacity);
@@ -377,9 +376,11 @@ pub(crate) fn probe<'b>(vdev: &'b virtio::Device<device::Core<'_>>) -> Result<Pr
     for q in vqs.queues() {
         queues.push(q.clone(), GFP_KERNEL)?;
     }
+    let bound: &virtio::Device<device::Bound> = vdev;
     let vblk = Arc::new(
         VirtioBlk {
             vdev: ARef::from(&**vdev),
+            binding: bound.binding()?,
             vqs: queues,
             first_chunk,
             max_discard_segments: limits.max_discard_segments.into(),
@@ -400,7 +401,6 @@ pub(crate) fn probe<'b>(vdev: &'b virtio::Device<device::Core<'_>>) -> Result<Pr
     );
 
     // (No `BLK_MQ_F_SHOULD_MERGE`: 7.3 merges by default.)
-    let bound: &virtio::Device<device::Bound> = vdev;
     let dev: &device::Device<device::Bound> = bound.as_ref();
     let tag_set = Arc::pin_init(
         TagSet::new_for_device(
@@ -468,12 +468,12 @@ impl stats::Shown for VirtioBlk {
     /// `virtio_break_device()`, as a surprise removal does.
     fn break_device(&self, _write: &stats::BreakWrite) {
         pr_warn!("breaking the device on request\n");
-        // This runs only in a write to the `break_device` file of the disk's
-        // debugfs directory, which is removed (its writers drained) when the
-        // driver data (`Probed`) drops, while the device is still being
-        // unbound (breaking a reset device is harmless).
-        // SAFETY: The device is bound while the directory exists.
-        unsafe { self.bound_vdev() }.break_device();
+        // The debugfs directory goes (its writers drained) when the driver
+        // data (`Probed`) drops, before the unbind ends (breaking a reset
+        // device is harmless).
+        if self.with_bound(|v| v.break_device()).is_err() {
+            pr_warn!("the device is no longer bound\n");
+        }
     }
 }
 

@@ -6,9 +6,9 @@
 //! `virtblk_unmap_data` → `Request::end`.
 //!
 //! Every request carries a [`VirtblkReq`] (its driver data, made by
-//! `new_request_data` when blk-mq allocates the request): the out header, the
-//! status byte the device writes, the discard ranges and the scatterlist
-//! table with [`sg_plan::INLINE_SG_CNT`] inline entries; with
+//! `new_request_data` when blk-mq allocates the request): the out header and
+//! the status byte the device writes, each with its one-entry scatterlist
+//! made once ([`SgCell`]), the discard ranges and the scatterlist table with [`sg_plan::INLINE_SG_CNT`] inline entries; with
 //! `sg_prealloc=1` the table's first chunk is instead `seg_max` entries
 //! allocated with the request. Requests with more segments than the first
 //! chunk chain a table from the SG pool, freed at completion.
@@ -25,9 +25,9 @@ use core::{cell::UnsafeCell, mem::size_of, pin::Pin, ptr};
 use kernel::{
     block::mq::{self, attribute::AttributeGroups, Command, HwQueue, Operations, Refused},
     prelude::*,
-    scatterlist::{ChainedSgTable, SingleSg},
+    scatterlist::{ChainedSgTable, SgCell, SingleSg},
     sync::{aref::ARef, Arc, ArcBorrow},
-    types::Opaque,
+    transmute::AsBytes,
     uapi,
     virtio::{Queue, QueueGuard},
 };
@@ -45,39 +45,45 @@ pub(crate) struct VirtioMq;
 /// The per-request driver data (C `struct virtblk_req`).
 #[pin_data]
 pub(crate) struct VirtblkReq {
-    /// What only the owner of the request touches, see [`VirtblkReq::owned`].
+    /// All of it: only the owner of the request touches it, see
+    /// [`VirtblkReq::owned`].
     #[pin]
     owned: UnsafeCell<Owned>,
-    /// Status byte the device writes (`VIRTIO_BLK_S_*`).
-    status: Opaque<u8>,
-    /// `owned.out_hdr` as a one-entry scatterlist, made once with the
-    /// request data (C makes it per I/O with `sg_init_one`): the header
-    /// never moves, only its contents change.
-    hdr_sg: SingleSg,
-    /// `status` as a one-entry scatterlist, likewise.
-    status_sg: SingleSg,
 }
 
 // SAFETY: `owned` is only reached by the owner of the request, one thread at
-// a time (see `VirtblkReq::owned`), `status` only with volatile byte
-// accesses while the device does not own the buffer, and `hdr_sg` and
-// `status_sg` are only read once made.
+// a time (see `VirtblkReq::owned`).
 unsafe impl Sync for VirtblkReq {}
 // SAFETY: Every field may be dropped on any thread.
 unsafe impl Send for VirtblkReq {}
 
-/// The part of a [`VirtblkReq`] the owner of the request writes.
+/// What the owner of a request reads and writes in its [`VirtblkReq`].
 #[pin_data]
 pub(crate) struct Owned {
-    /// Header the device reads.
-    out_hdr: uapi::virtio_blk_outhdr,
+    /// Header the device reads, with its scatterlist entry, made once with
+    /// the request data (C makes it per I/O with `sg_init_one`).
+    #[pin]
+    out_hdr: SgCell<uapi::virtio_blk_outhdr>,
+    /// Status byte the device writes (`VIRTIO_BLK_S_*`), likewise.
+    #[pin]
+    status: SgCell<u8>,
     /// The data (or range table) goes to the device (`type & VIRTIO_BLK_T_OUT`).
     data_out: bool,
     /// Discard / write-zeroes ranges, the data of such a request.
-    ranges: KVec<sg_plan::Range>,
+    ranges: KVec<uapi::virtio_blk_discard_write_zeroes>,
     /// Data scatterlist.
     #[pin]
     sg: ChainedSgTable<INLINE>,
+}
+
+/// The header of a request of type `type_` at `sector` (fields in device
+/// byte order).
+fn outhdr(type_: u32, ioprio: u32, sector: u64) -> uapi::virtio_blk_outhdr {
+    uapi::virtio_blk_outhdr {
+        type_,
+        ioprio,
+        sector,
+    }
 }
 
 impl VirtblkReq {
@@ -89,23 +95,14 @@ impl VirtblkReq {
         } else {
             0
         };
-        try_pin_init!(&this in Self {
+        try_pin_init!(Self {
             owned <- UnsafeCell::pin_init(try_pin_init!(Owned {
-                out_hdr: uapi::virtio_blk_outhdr {
-                    type_: 0,
-                    ioprio: 0,
-                    sector: 0,
-                },
+                out_hdr <- SgCell::new(outhdr(0, 0, 0)),
+                status <- SgCell::new(sg_plan::VIRTIO_BLK_S_IOERR),
                 data_out: false,
                 ranges: KVec::new(),
                 sg <- ChainedSgTable::new(prealloc),
             }? Error)),
-            status: Opaque::new(sg_plan::VIRTIO_BLK_S_IOERR),
-            // SAFETY: `owned` and `status` are initialised above, in the pinned
-            // `*this`; the bytes are only described, nobody writes them now.
-            hdr_sg: SingleSg::new(unsafe { hdr_bytes(this) })?,
-            // SAFETY: As above.
-            status_sg: SingleSg::new(unsafe { status_bytes(this) })?,
         }? Error)
     }
 
@@ -120,7 +117,7 @@ impl VirtblkReq {
         size_of::<VirtblkReq>() + prealloc
     }
 
-    /// The part of the data only the request's owner writes.
+    /// The data, for the request's owner.
     ///
     /// # Safety
     ///
@@ -135,20 +132,6 @@ impl VirtblkReq {
         unsafe { Pin::new_unchecked(&mut *self.owned.get()) }
     }
 
-    /// The status byte the device wrote.
-    fn status(&self) -> u8 {
-        // SAFETY: The byte is valid; the device finished with the buffer
-        // (or never got it), so this races with no write.
-        unsafe { ptr::read_volatile(self.status.get()) }
-    }
-
-    /// Sets the status byte while the device does not own the buffer.
-    fn set_status(&self, v: u8) {
-        // SAFETY: The byte is valid; the device does not own the buffer now
-        // (before it is added or after it came back).
-        unsafe { ptr::write_volatile(self.status.get(), v) };
-    }
-
     /// Fills the header of the driver's own GET_ID request.
     ///
     /// # Safety
@@ -156,11 +139,9 @@ impl VirtblkReq {
     /// As for [`VirtblkReq::owned`].
     pub(crate) unsafe fn setup_get_id(self: Pin<&Self>, vblk: &VirtioBlk) {
         // SAFETY: Per the caller.
-        let owned = unsafe { self.owned() };
-        let o = owned.project();
-        o.out_hdr.type_ = vblk.vdev().cpu_to_virtio32(sg_plan::VIRTIO_BLK_T_GET_ID);
-        o.out_hdr.ioprio = 0;
-        o.out_hdr.sector = 0;
+        let o = unsafe { self.owned() }.project();
+        let type_ = vblk.vdev().cpu_to_virtio32(sg_plan::VIRTIO_BLK_T_GET_ID);
+        o.out_hdr.set(outhdr(type_, 0, 0));
         *o.data_out = false;
     }
 }
@@ -190,9 +171,11 @@ fn virtblk_setup_cmd(vblk: &VirtioBlk, req: &Request, o: &mut OwnedProjection<'_
         Ok(None) => return Ok(()),
         Err(sg_plan::CmdError::NotSupported) => return Err(EOPNOTSUPP),
     };
-    o.out_hdr.type_ = vdev.cpu_to_virtio32(cmd.type_);
-    o.out_hdr.ioprio = vdev.cpu_to_virtio32(req.ioprio().into());
-    o.out_hdr.sector = vdev.cpu_to_virtio64(cmd.sector);
+    o.out_hdr.as_mut().set(outhdr(
+        vdev.cpu_to_virtio32(cmd.type_),
+        vdev.cpu_to_virtio32(req.ioprio().into()),
+        vdev.cpu_to_virtio64(cmd.sector),
+    ));
     *o.data_out = sg_plan::data_out(cmd.type_);
     o.ranges.clear();
     if cmd.ranges {
@@ -212,7 +195,7 @@ fn virtblk_setup_discard_write_zeroes(
     let segments = req.nr_discard_segments().max(1) as usize;
     o.ranges.reserve(segments, GFP_ATOMIC)?;
     if vblk.max_discard_segments <= 1 {
-        let r = sg_plan::Range::new(req.sector(), req.sectors(), unmap);
+        let r = range(sg_plan::Range::new(req.sector(), req.sectors(), unmap));
         o.ranges.push_within_capacity(r).map_err(|_| ENOMEM)?;
     } else {
         for bio in req.bios().take(segments) {
@@ -222,10 +205,19 @@ fn virtblk_setup_discard_write_zeroes(
                 unmap,
             );
             // (Capacity reserved above.)
-            let _ = o.ranges.push_within_capacity(r);
+            let _ = o.ranges.push_within_capacity(range(r));
         }
     }
     Ok(())
+}
+
+/// A range as the device reads it (the pure logic made it little endian).
+fn range(r: sg_plan::Range) -> uapi::virtio_blk_discard_write_zeroes {
+    uapi::virtio_blk_discard_write_zeroes {
+        sector: r.sector,
+        num_sectors: r.num_sectors,
+        flags: r.flags,
+    }
 }
 
 /// C `virtblk_map_data`: builds the data scatterlist.
@@ -253,55 +245,15 @@ fn virtblk_cleanup(vblk: &VirtioBlk, o: &mut OwnedProjection<'_>) {
     }
 }
 
-/// [`virtblk_cleanup`] for a request the caller owns again.
+/// [`virtblk_cleanup`] for a request the caller owns again; returns the
+/// status byte the device wrote.
 #[inline]
-fn cleanup_owned(vblk: &VirtioBlk, req: &Request) {
+fn cleanup_owned(vblk: &VirtioBlk, req: &Request) -> u8 {
     // SAFETY: The caller owns `req` (the device gave it back or never had
     // it) and holds no other reference to its owned data.
-    let owned = unsafe { req.data().owned() };
-    virtblk_cleanup(vblk, &mut owned.project());
-}
-
-/// The bytes of the out header of the request data at `this`.
-///
-/// # Safety
-///
-/// `this` points to a [`VirtblkReq`] whose `owned` is initialised, and
-/// nothing writes the header while the returned slice is used.
-unsafe fn hdr_bytes<'a>(this: ptr::NonNull<VirtblkReq>) -> &'a [u8] {
-    // SAFETY: Per the caller the header, `{ u32, u32, u64 }` without padding,
-    // is initialised and not written while the slice is used.
-    unsafe {
-        let owned = (*this.as_ptr()).owned.get();
-        let hdr = ptr::addr_of!((*owned).out_hdr);
-        core::slice::from_raw_parts(hdr.cast::<u8>(), size_of::<uapi::virtio_blk_outhdr>())
-    }
-}
-
-/// The status byte of the request data at `this`.
-///
-/// # Safety
-///
-/// `this` points to a [`VirtblkReq`] whose `status` is initialised, and
-/// nothing writes it while the returned slice is used.
-unsafe fn status_bytes<'a>(this: ptr::NonNull<VirtblkReq>) -> &'a [u8] {
-    // SAFETY: Per the caller the byte is initialised and not written while
-    // the slice is used.
-    unsafe {
-        let status = (*this.as_ptr()).status.get();
-        core::slice::from_raw_parts(status.cast_const(), 1)
-    }
-}
-
-/// The bytes of `v`.
-///
-/// # Safety
-///
-/// `T` has no padding (all its bytes are initialised).
-unsafe fn bytes_of<T>(v: &[T]) -> &[u8] {
-    // SAFETY: `v` is valid for `size_of_val(v)` bytes, initialised (per the
-    // caller), for the borrow.
-    unsafe { core::slice::from_raw_parts(v.as_ptr().cast::<u8>(), core::mem::size_of_val(v)) }
+    let mut o = unsafe { req.data().owned() }.project();
+    virtblk_cleanup(vblk, &mut o);
+    o.status.as_mut().get()
 }
 
 /// C `virtblk_add_req`: out header, data, status byte, with `rq` as the
@@ -319,9 +271,8 @@ fn virtblk_add_req(
     // SAFETY: We own the request; this is the only reference to its owned
     // data until it goes to the device below.
     let o = unsafe { data.owned() }.project();
-    // SAFETY: A range is `{ u64, u32, u32 }`, without padding.
-    let range_bytes = unsafe { bytes_of(&o.ranges[..]) };
-    let (hdr, status) = (&data.hdr_sg, &data.status_sg);
+    let range_bytes = o.ranges[..].as_bytes();
+    let (hdr, status) = (o.out_hdr.as_ref().get_ref(), o.status.as_ref().get_ref());
     let ranges = if range_bytes.is_empty() {
         None
     } else {
@@ -346,12 +297,11 @@ fn virtblk_add_req(
 
 /// C `virtblk_prep_rq`: header and data mapping (blk-mq started the request).
 fn virtblk_prep_rq(vblk: &VirtioBlk, req: &Request) -> Result {
-    let data = req.data();
-    // The device overwrites it; a stale OK must never survive a lost write.
-    data.set_status(sg_plan::VIRTIO_BLK_S_IOERR);
     // SAFETY: We own `req` (blk-mq handed it to us) and no other reference
     // to its owned data exists.
-    let mut o = unsafe { data.owned() }.project();
+    let mut o = unsafe { req.data().owned() }.project();
+    // The device overwrites it; a stale OK must never survive a lost write.
+    o.status.as_mut().set(sg_plan::VIRTIO_BLK_S_IOERR);
     virtblk_setup_cmd(vblk, req, &mut o)?;
     virtblk_map_data(vblk, req, &mut o).inspect_err(|_| virtblk_cleanup(vblk, &mut o))
 }
@@ -435,8 +385,7 @@ impl Operations for VirtioMq {
     /// C `virtblk_request_done`.
     fn complete(rq: ARef<Request>) {
         let vblk = rq.queue_data();
-        let status = rq.data().status();
-        cleanup_owned(&vblk, &rq);
+        let status = cleanup_owned(&vblk, &rq);
         let result = match sg_plan::result(status) {
             sg_plan::Status::Ok => Ok(()),
             sg_plan::Status::NotSupported => Err(EOPNOTSUPP),
@@ -524,7 +473,10 @@ pub(crate) fn virtblk_done(q: &Queue<VirtBlkVq>) {
 pub(crate) fn virtblk_cancel_requests(q: &Queue<VirtBlkVq>) {
     let mut g = q.lock();
     while let Some(rq) = g.detach_unused_buf() {
-        rq.data().set_status(sg_plan::VIRTIO_BLK_S_IOERR);
+        // SAFETY: The device will never use the buffer again, so we own the
+        // request, and hold no other reference to its data.
+        let o = unsafe { rq.data().owned() }.project();
+        o.status.set(sg_plan::VIRTIO_BLK_S_IOERR);
         Request::complete(rq);
     }
 }

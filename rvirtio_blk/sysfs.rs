@@ -46,11 +46,10 @@ impl AttributeOperations<0> for VirtioMq {
 impl AttributeOperations<1> for VirtioMq {
     /// `write back` or `write through`.
     fn show(disk: &Disk<Self>, page: &mut [u8; PAGE_SIZE]) -> Result<usize> {
-        let vblk = disk.queue_data();
-        // SAFETY: The attribute exists only while the device is bound (see
-        // the module documentation).
-        let vdev = unsafe { vblk.bound_vdev() };
-        let wb = device::virtblk_get_cache_mode(vdev) as usize;
+        // (The attribute goes before the unbind: the device is bound.)
+        let wb = disk
+            .queue_data()
+            .with_bound(device::virtblk_get_cache_mode)? as usize;
         let s = sg_plan::CACHE_TYPES[wb].as_bytes();
         page[..s.len()].copy_from_slice(s);
         page[s.len()] = b'\n';
@@ -60,14 +59,15 @@ impl AttributeOperations<1> for VirtioMq {
     /// Switches the device's cache mode, and the disk's write cache with it.
     fn store(disk: &Disk<Self>, input: &[u8]) -> Result {
         let vblk = disk.queue_data();
-        // SAFETY: As for `show`.
-        let vdev = unsafe { vblk.bound_vdev() };
-        if !vdev.has_feature(uapi::VIRTIO_BLK_F_CONFIG_WCE) {
+        if !vblk.vdev().has_feature(uapi::VIRTIO_BLK_F_CONFIG_WCE) {
             return Err(EINVAL);
         }
         let wb = sg_plan::parse_cache_type(input).ok_or(EINVAL)?;
-        device::virtblk_set_cache_mode(vdev, wb);
-        disk.set_write_cache(device::virtblk_get_cache_mode(vdev) != 0)
+        let on = vblk.with_bound(|vdev| {
+            device::virtblk_set_cache_mode(vdev, wb);
+            device::virtblk_get_cache_mode(vdev) != 0
+        })?;
+        disk.set_write_cache(on)
     }
 
     /// Read-only without `CONFIG_WCE`, as C `virtblk_attrs_are_visible`.
