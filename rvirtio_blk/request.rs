@@ -8,7 +8,8 @@
 //! Every request carries a [`VirtblkReq`] (its driver data, made by
 //! `new_request_data` when blk-mq allocates the request): the out header and
 //! the status byte the device writes, each with its one-entry scatterlist
-//! made once ([`SgCell`]), the discard ranges and the scatterlist table with [`sg_plan::INLINE_SG_CNT`] inline entries; with
+//! made once ([`SgCell`]), the discard ranges and the scatterlist table
+//! with [`sg_plan::INLINE_SG_CNT`] inline entries; with
 //! `sg_prealloc=1` the table's first chunk is instead `seg_max` entries
 //! allocated with the request. Requests with more segments than the first
 //! chunk chain a table from the SG pool, freed at completion.
