@@ -323,10 +323,19 @@ def fio_start(dev, c):
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
 
+# fio's exit status once SIGINT stopped it: 128 (its signal handler's
+# exit value), or 0 if its jobs had ended; a crash shows as -signal.
+FIO_SIGINT_EXITS = (0, 128)
+
+
 def fio_result(p, c):
     """Stop a fio started by fio_start (SIGINT: it ends its jobs and reports)."""
     p.send_signal(2)
     outp = p.communicate(timeout=600)[0]
+    if p.returncode not in FIO_SIGINT_EXITS:
+        # The report may still be whole (a crash in fio's teardown): keep
+        # the cell, but say so, with the kernel's word on it.
+        say(f"fio exited with {p.returncode} after SIGINT [dmesg: {dmesg_tail(2)}]")
     try:
         text = open("/tmp/window.json").read()
         j = json.loads(text[text.index("{"):])["jobs"][0]
@@ -334,7 +343,7 @@ def fio_result(p, c):
         raise RuntimeError(f"fio: no report ({e}): {outp.strip()[-300:]}")
     d = j["write" if "write" in c["rw"] else "read"]
     return {"fio_iops": d["iops"], "lat_ns_mean": d["lat_ns"]["mean"],
-            "usr_cpu": j["usr_cpu"], "sys_cpu": j["sys_cpu"]}
+            "usr_cpu": j["usr_cpu"], "sys_cpu": j["sys_cpu"], "fio_exit": p.returncode}
 
 
 IRQ_KINDS = ("LOC", "RES", "CAL")  # local timer, reschedule IPI, function call IPI
