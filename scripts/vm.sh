@@ -73,7 +73,14 @@ append+=" VM_REPO=$REPO VM_OUT=$out"
 # debug kernel: SLUB sanity checks and red zones on top of KASAN
 # (and PCI IRQ routing from the BIOS table: the ACPI _PRT loop outlasts ACPI's
 # 30 s loop timeout under KASAN + lockdep + TCG, leaving virtio without an IRQ)
-[[ $FLAVOUR == debug ]] && append+=" slub_debug=FZ pci=noacpi"
+# and 4-level paging (no5lvl): with -cpu max the guest has LA57, and KASAN's
+# "has this address a shadow" test reads pgtable_l5_enabled(), which before
+# the alternatives are patched is the boot CPU's X86_FEATURE_LA57 bit;
+# identify_cpu() zeroes those bits and reads CPUID again, and a KASAN check
+# in that window (an interrupt landing there) takes a 5-level direct-map
+# address for one without a shadow: "BUG: KASAN: wild-memory-access in
+# rcu_is_watching" at ~0.003 s, before any test (CI, stop 29).
+[[ $FLAVOUR == debug ]] && append+=" slub_debug=FZ pci=noacpi no5lvl"
 
 set +e
 timeout --foreground -k 10 "$timeout" qemu-system-x86_64 \
