@@ -7,10 +7,11 @@ null       OUTDIR/null.{json,md}, one ratio heat map per driver pair
            (null-heat-<driver>.png) and the seed curve (seeds.png).
 virtio     OUTDIR/virtio.{json,md,png} and OUTDIR/virtio-memory.md.
 wallclock  OUTDIR/wallclock.{json,md,png}.
-confirm    OUTDIR/null-confirm.{json,md}: RESULTS is a second run, in a fresh
-           guest, of the cells of --first (the full run) below 0.99x C
-           (bench/plan.py confirm); a cell counts as below only if it is in
-           both runs.
+confirm    OUTDIR/null-confirm.{json,md}: RESULTS is a second run, in
+           rounds of fresh guests (rows carry "round"), of the cells of
+           --first (the full run) below 0.99x C (bench/plan.py confirm); a
+           cell counts as below only if it is in the first run and in the
+           median of the rounds' ratios.
 
 Every Markdown file and JSON object starts with the command that made it
 (META's "command") and how (QEMU accelerator, kernel, git revision). The
@@ -539,8 +540,11 @@ def report_confirm():
     first = (json.load(open(args.first))["rows"] if args.first.endswith(".json")
              else [json.loads(l) for l in open(args.first) if l.strip()])
     first = table(first)
-    again = table(rows)
-    cells = sorted({(l, k) for (l, k) in again
+    # The second run: one table per round of fresh guests (scripts/run.sh,
+    # CONFIRM_ROUNDS), in which each Rust cell has C's beside it.
+    rounds = sorted({r.get("round", 1) for r in rows})
+    again = {n: table(r for r in rows if r.get("round", 1) == n) for n in rounds}
+    cells = sorted({(l, k) for t in again.values() for (l, k) in t
                     if l != "null_blk" and (l, k) in first and ("null_blk", k) in first},
                    key=lambda lk: ratio(first[lk]["iops"], first[("null_blk", lk[1])]["iops"]))
 
@@ -553,36 +557,49 @@ def report_confirm():
         rr = runs(r)
         return f"{rr[0]:,.0f}" if len(rr) == 1 else f"{rr[0]:,.0f}-{rr[-1]:,.0f} ({len(rr)})"
 
+    n = len(rounds)
     md = header("Null block drivers: the cells below 0.99x run again")
     md += ["Every same-settings cell of the first run (`" + os.path.relpath(args.first) + "`) whose Rust "
-           "driver was below 0.99x C null_blk, run again with C's cell in a fresh guest (the loads of "
-           "those cells only, `bench/plan.py confirm`). In icount a one-job cell repeats within about "
-           "0.1% in one guest, but what the guest ran before (memory, worker threads) moves a cell whose "
-           "I/O goes through io_uring's workers, or whose two jobs interleave on the vCPUs, by a few "
-           "percent either way; so a two-job cell is the median of its windowed fio runs (`bench/guest.py`; "
-           "their spread in the last column), and a cell is below only if it is in both runs.", "",
-           "| driver | workload | irq | mem | first: C / Rust IOPS | ×C | again: C / Rust IOPS | ×C | below in both | runs again: C; Rust |",
-           "|---|---|---|---|---:|---:|---:|---:|---|---|"]
+           "driver was below 0.99x C null_blk, run again with C's cell (the loads of those cells only, "
+           f"`bench/plan.py confirm`) in {n} round(s) of fresh guests (`CONFIRM_ROUNDS`). In icount a "
+           "one-job cell repeats within about 0.1% in one guest, but what the guest ran before (memory, "
+           "worker threads) moves a cell whose I/O goes through io_uring's workers, or whose two jobs "
+           "interleave on the vCPUs, by a few percent either way, and a guest can keep such a state for a "
+           "whole load. So a two-job cell is the median of its windowed fio runs in a guest (`bench/guest.py`; "
+           "their spread in the last column), each round's ratio compares C and Rust measured in the same "
+           "guest, and the second run's ratio is the median of the rounds'. A cell is below only if it is "
+           "below in the first run and in that median.", "",
+           "| driver | workload | irq | mem | first: C / Rust IOPS | ×C | again: ×C per round | ×C (median) | below in both | runs again, per round: C; Rust |",
+           "|---|---|---|---|---:|---:|---|---:|---|---|"]
     out, both = [], 0
     for l, k in cells:
         r1, c1 = first[(l, k)], first[("null_blk", k)]
-        r2, c2 = again[(l, k)], again.get(("null_blk", k))
         x1 = ratio(r1["iops"], c1["iops"])
-        x2 = ratio(r2["iops"], c2["iops"]) if c2 else None
+        per = []  # (round, C row, Rust row, ratio) where both ran
+        for m in rounds:
+            r2, c2 = again[m].get((l, k)), again[m].get(("null_blk", k))
+            if r2:
+                per.append((m, c2, r2, ratio(r2["iops"], c2["iops"]) if c2 else None))
+        xs = [x for *_, x in per if x is not None]
+        x2 = statistics.median(xs) if xs else None
         low = x1 < 0.99 and x2 is not None and x2 < 0.99
         both += low
         st = r1["settings"]
         md.append(f"| {l} | {cell_desc(r1)} | {st.get('irqmode')} | {st.get('memory_backed')} | "
                   f"{c1['iops']:,.0f} / {r1['iops']:,.0f} | {x1:.3f} | "
-                  + (f"{c2['iops']:,.0f} / {r2['iops']:,.0f} | {x2:.3f} | " if c2 else "- | - | ")
+                  + " ".join(rs(x) for *_, x in per) + f" | {rs(x2)} | "
                   + ("**yes**" if low else "no") + " | "
-                  + (spread(c2) + "; " if c2 else "") + spread(r2) + " |")
+                  + " / ".join((spread(c2) + "; " if c2 else "-; ") + spread(r2) for _, c2, r2, _ in per)
+                  + " |")
         out.append({"label": l, "key": k, "first": {"c": c1["iops"], "rust": r1["iops"], "ratio": x1},
-                    "again": {"c": c2["iops"] if c2 else None, "rust": r2["iops"], "ratio": x2,
-                              "c_runs": runs(c2) if c2 else None, "rust_runs": runs(r2)},
+                    "again": {"ratio": x2, "rounds": [
+                        {"round": m, "c": c2["iops"] if c2 else None, "rust": r2["iops"], "ratio": x,
+                         "c_runs": runs(c2) if c2 else None, "rust_runs": runs(r2)}
+                        for m, c2, r2, x in per]},
                     "below_in_both": low})
-    md += ["", f"{len(cells)} cells run again; {both} below 0.99x in both runs.", ""]
-    write("null-confirm", md, {"cells": out, "below_in_both": both})
+    md += ["", f"{len(cells)} cells run again in {n} round(s); {both} below 0.99x in the first run "
+           "and in the median of the rounds.", ""]
+    write("null-confirm", md, {"cells": out, "rounds": n, "below_in_both": both})
     print("\n".join(md))
 
 
