@@ -242,6 +242,14 @@ def iomem(cells):
     return [["iomem=mmaphuge", f"hugepage-size={HUGEPAGE}"] if huge_pages(c) else [] for c in cells]
 
 
+def pinned(c):
+    """fio lines that pin a cell's jobs one per CPU, for the cells that ask
+    (`"pin": true`, NULL_PIN=1 in bench/plan.py): job i runs on CPU i."""
+    if not c.get("pin"):
+        return []
+    return [f"cpus_allowed=0-{os.cpu_count() - 1}", "cpus_allowed_policy=split"]
+
+
 def fio(jobs, runtime=None, ramp=None):
     """Run the cells [(dev, cell), ...] one after the other in one fio
     process (a section per cell, each its own stonewalled group: fio starts
@@ -253,7 +261,7 @@ def fio(jobs, runtime=None, ramp=None):
     for i, (dev, c) in enumerate(jobs):
         lines += [f"[cell{i}]", "stonewall", "new_group", f"filename=/dev/{dev}", f"rw={c['rw']}",
                   f"bs={c['bs']}", f"ioengine={c['engine']}", f"iodepth={c['qd']}",
-                  f"numjobs={c['jobs']}", f"size={c.get('size', '256M')}"] + mem[i]
+                  f"numjobs={c['jobs']}", f"size={c.get('size', '256M')}"] + mem[i] + pinned(c)
     with open("/tmp/cells.fio", "w") as f:
         f.write("\n".join(lines) + "\n")
     p = subprocess.run(["fio", "--output-format=json", "--output=/tmp/cells.json", "--eta=never",
@@ -315,7 +323,7 @@ def fio_start(dev, c):
     lines = ["[global]"] + FIO_GLOBAL + ["time_based", "runtime=3600s",
              "[cell0]", f"filename=/dev/{dev}", f"rw={c['rw']}", f"bs={c['bs']}",
              f"ioengine={c['engine']}", f"iodepth={c['qd']}", f"numjobs={c['jobs']}",
-             f"size={c.get('size', '256M')}"] + iomem([c])[0]
+             f"size={c.get('size', '256M')}"] + iomem([c])[0] + pinned(c)
     with open("/tmp/window.fio", "w") as f:
         f.write("\n".join(lines) + "\n")
     return subprocess.Popen(["fio", "--output-format=json", "--output=/tmp/window.json",

@@ -89,9 +89,14 @@ def same_group(label, irq, mem, cells):
     # spread 4,014-4,569 IOPS over nine runs of one load, and 16,658-16,960
     # in huge pages. That is the layout's noise, not the driver's.
     huge = {"iomem": "mmaphuge"} if os.environ.get("NULL_HUGE", "1") == "1" else {}
+    # NULL_PIN=1: a multi-job cell's jobs pinned one per vCPU (fio's
+    # cpus_allowed_policy=split; io_uring's workers take their job's CPU),
+    # so that the scheduler cannot put both on one vCPU or move them.
+    pin = {"pin": True} if os.environ.get("NULL_PIN", "0") == "1" else {}
     g.update(label=label, view="same", settings={"irqmode": irq, "memory_backed": mem},
              queue={"scheduler": "none"}, prefill=bool(mem),
-             cells=[dict(c, key=c["key"] + f" irq{irq} mem{mem}", baseline=label == "null_blk", **huge)
+             cells=[dict(c, key=c["key"] + f" irq{irq} mem{mem}", baseline=label == "null_blk", **huge,
+                         **(pin if c["jobs"] > 1 else {}))
                     for c in cells])
     g["id"] = f"same-{label}-irq{irq}-mem{mem}"
     return g
