@@ -59,14 +59,15 @@ fetch_tarball() {
 
 pristine_dir() {
     local tarball=$1 d=$PRISTINE tar_id
-    tar_id=$(stat -c '%n-%s-%Y' "$tarball")
+    tar_id=$(stat -c '%n-%s-%Y' "$tarball") || return 1
     if [[ ! -f $d/.tarball-id || $(cat "$d/.tarball-id") != "$tar_id" ]]; then
         log "unpacking $tarball"
-        rm -rf "$d" "$d.tmp"
+        # The old tree goes only once the new one is whole.
+        rm -rf "$d.tmp"
         mkdir -p "$d.tmp"
-        tar -C "$d.tmp" -xf "$tarball" --strip-components=1
+        tar -C "$d.tmp" -xf "$tarball" --strip-components=1 || { rm -rf "$d.tmp"; return 1; }
         echo "$tar_id" > "$d.tmp/.tarball-id"
-        mv "$d.tmp" "$d"
+        rm -rf "$d" && mv "$d.tmp" "$d" || return 1
     fi
     echo "$d"
 }
@@ -107,9 +108,24 @@ kdir() {
     echo "$RNULL_CACHE/linux-$kver-$FLAVOUR/build"
 }
 
+# The unpacked source, fetched and unpacked if needed, under a lock of its
+# own: the apt lists and the pristine tree are shared by every flavour, and
+# two builds of different flavours at once (each holding only its flavour's
+# lock) would otherwise update the lists and unpack the tree together. A
+# failure stops the build here (a command substitution alone would carry on
+# with an empty path, and unpack "nothing" over the pristine tree).
+source_tree() {
+    local tarball
+    exec 8>"$RNULL_CACHE/.lock-source"
+    flock 8
+    tarball=$(fetch_tarball) && [[ -n $tarball ]] || die "no linux-source-$KERNEL_SERIES tarball"
+    pristine_dir "$tarball" || die "could not unpack $tarball"
+    exec 8>&-
+}
+
 build() {
     local p kver key top src out
-    p=$(pristine_dir "$(fetch_tarball)")
+    p=$(source_tree) || exit 1
     kver=$(kernel_version "$p")
     key=$(cache_key "$kver")
     top="$RNULL_CACHE/linux-$kver-$FLAVOUR"
