@@ -533,6 +533,11 @@ def report_wallclock():
 
 
 def report_confirm():
+    def runs(r):
+        """A cell's fio runs (bench/guest.py: a two-job cell is the median
+        of its windowed runs), lowest first."""
+        return sorted(r.get("window_iops") or r.get("runs_iops") or [round(r["iops"])])
+
     def table(rs):
         return {(r["label"], r["key"]): r for r in rs
                 if r.get("view") == "same" and ok(r) and r.get("rep", 1) == 1}
@@ -543,15 +548,28 @@ def report_confirm():
     # The second run: one table per round of fresh guests (scripts/run.sh,
     # CONFIRM_ROUNDS), in which each Rust cell has C's beside it.
     rounds = sorted({r.get("round", 1) for r in rows})
-    again = {n: table(r for r in rows if r.get("round", 1) == n) for n in rounds}
+    # With ABBA passes (bench/plan.py confirm, CONFIRM_ABBA) a driver's cell
+    # ran twice in a round, forwards and backwards: its IOPS there are the
+    # mean of the two (row "passes" keeps both).
+    def passes(rs):
+        by = defaultdict(list)
+        for r in rs:
+            if r.get("view") == "same" and ok(r) and r.get("rep", 1) == 1:
+                by[(r["label"], r["key"])].append(r)
+        out = {}
+        for lk, rr in by.items():
+            rr.sort(key=lambda r: r.get("pass", 1))
+            m = dict(rr[0], iops=statistics.mean(r["iops"] for r in rr))
+            if len(rr) > 1:
+                m["passes"] = [r["iops"] for r in rr]
+                m["window_iops"] = sorted(x for r in rr for x in runs(r))
+            out[lk] = m
+        return out
+    again = {n: passes(r for r in rows if r.get("round", 1) == n) for n in rounds}
+    abba = any("passes" in r for t in again.values() for r in t.values())
     cells = sorted({(l, k) for t in again.values() for (l, k) in t
                     if l != "null_blk" and (l, k) in first and ("null_blk", k) in first},
                    key=lambda lk: ratio(first[lk]["iops"], first[("null_blk", lk[1])]["iops"]))
-
-    def runs(r):
-        """A cell's fio runs (bench/guest.py: a two-job cell is the median
-        of its windowed runs), lowest first."""
-        return sorted(r.get("window_iops") or r.get("runs_iops") or [round(r["iops"])])
 
     def spread(r):
         rr = runs(r)
@@ -568,7 +586,11 @@ def report_confirm():
            "whole load. So a two-job cell is the median of its windowed fio runs in a guest (`bench/guest.py`; "
            "their spread in the last column), each round's ratio compares C and Rust measured in the same "
            "guest, and the second run's ratio is the median of the rounds'. A cell is below only if it is "
-           "below in the first run and in that median.", "",
+           "below in the first run and in that median."
+           + (" Each round ran every setting's loads forwards and then backwards (ABBA: C, Rust, Rust, C; "
+              "`CONFIRM_ABBA`), and a driver's cell counts with the mean of its two passes, so that the "
+              "guest's drift over the round (a few tenths of a percent per load) is not charged to the driver "
+              "loaded later; the last column then lists both passes' windowed runs." if abba else ""), "",
            "| driver | workload | irq | mem | first: C / Rust IOPS | ×C | again: ×C per round | ×C (median) | below in both | runs again, per round: C; Rust |",
            "|---|---|---|---|---:|---:|---|---:|---|---|"]
     out, both = [], 0
@@ -594,12 +616,13 @@ def report_confirm():
         out.append({"label": l, "key": k, "first": {"c": c1["iops"], "rust": r1["iops"], "ratio": x1},
                     "again": {"ratio": x2, "rounds": [
                         {"round": m, "c": c2["iops"] if c2 else None, "rust": r2["iops"], "ratio": x,
+                         "c_passes": c2.get("passes") if c2 else None, "rust_passes": r2.get("passes"),
                          "c_runs": runs(c2) if c2 else None, "rust_runs": runs(r2)}
                         for m, c2, r2, x in per]},
                     "below_in_both": low})
     md += ["", f"{len(cells)} cells run again in {n} round(s); {both} below 0.99x in the first run "
            "and in the median of the rounds.", ""]
-    write("null-confirm", md, {"cells": out, "rounds": n, "below_in_both": both})
+    write("null-confirm", md, {"cells": out, "rounds": n, "abba": abba, "below_in_both": both})
     print("\n".join(md))
 
 
