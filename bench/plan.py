@@ -249,6 +249,32 @@ def shard(path, n):
         print(f"{base}-{i}.json")
 
 
+def abba(groups):
+    """The same-settings loads of `groups` in ABBA passes: each setting's
+    loads run twice, forwards and then backwards (C, Rust a, Rust b, Rust b,
+    Rust a, C; a load's cells backwards too, so that the whole is a
+    palindrome), every cell marked with its "pass" (1, 2). A driver's cell
+    then counts with the mean of its two passes (scripts/report.py). A guest
+    drifts as it runs (C's 256 KiB QD8x2 reads, loaded again and again in
+    one guest: 51,400, 50,737, 50,564 IOPS), and the driver loaded later in
+    a guest took all of that drift; with the passes every driver's cell sits
+    at the same mean position, so a linear drift cancels. Other groups
+    (defaults view, seeds) stay as they are, after them."""
+    by_setting, rest = {}, []
+    for g in groups:
+        if g.get("view") != "same":
+            rest.append(g)
+            continue
+        k = json.dumps([g.get("view"), g.get("settings")], sort_keys=True)
+        by_setting.setdefault(k, []).append(g)
+    out = []
+    for gs in by_setting.values():
+        out += [dict(g, cells=[dict(c, **{"pass": 1}) for c in g["cells"]]) for g in gs]
+        out += [dict(g, cells=[dict(c, **{"pass": 2}) for c in reversed(g["cells"])],
+                     id=g["id"] + "-pass2") for g in reversed(gs)]
+    return out + rest
+
+
 def confirm(plan_path, results_path, threshold):
     """A plan of the same-settings cells of PLAN whose result in RESULTS
     (bench/guest.py's JSON lines) was below THRESHOLD x C null_blk: for
@@ -279,24 +305,9 @@ def confirm(plan_path, results_path, threshold):
                      and (not labels or low[c["key"]] & set(labels)))]
         if keep:
             groups.append(dict(g, cells=keep, id=g["id"] + "-confirm"))
-    # ABBA (CONFIRM_ABBA=1, the default): each setting's loads run twice,
-    # forwards then backwards (C, Rust a, Rust b, Rust b, Rust a, C; the
-    # cells of a load backwards too, so that the whole is a palindrome), and a
-    # driver's cell counts with the mean of its two passes. A guest drifts
-    # as it runs (C's 256 KiB QD8x2 reads, loaded again and again in one
-    # guest: 51,400, 50,737, 50,564 IOPS), and the driver loaded later in a
-    # guest always took that drift; the two passes' mean puts every driver
-    # at the same mean position, so a linear drift cancels.
+    # ABBA passes (CONFIRM_ABBA=1, the default): see abba().
     if os.environ.get("CONFIRM_ABBA", "1") == "1":
-        by_setting = {}
-        for g in groups:
-            k = json.dumps([g.get("view"), g.get("settings")], sort_keys=True)
-            by_setting.setdefault(k, []).append(g)
-        groups = []
-        for gs in by_setting.values():
-            groups += [dict(g, cells=[dict(c, **{"pass": 1}) for c in g["cells"]]) for g in gs]
-            groups += [dict(g, cells=[dict(c, **{"pass": 2}) for c in reversed(g["cells"])],
-                            id=g["id"] + "-pass2") for g in reversed(gs)]
+        groups = abba(groups)
     return dict(plan, name=plan["name"] + "-confirm", groups=groups)
 
 
@@ -310,7 +321,11 @@ def main():
     what, kind = sys.argv[1], sys.argv[2]
     runtime = int(sys.argv[3]) if len(sys.argv) > 3 else 500
     if what == "null":
-        groups = same_view(kind) + defaults_view(kind) + seeds()
+        groups = same_view(kind)
+        # NULL_ABBA=1: the same-settings loads in ABBA passes (abba()).
+        if os.environ.get("NULL_ABBA", "0") == "1":
+            groups = abba(groups)
+        groups += defaults_view(kind) + seeds()
     elif what == "virtio":
         groups = virtio(kind, int(os.environ.get("SAMPLES", "3")))
     elif what == "wallclock":

@@ -36,6 +36,40 @@ args = ap.parse_args()
 os.makedirs(args.outdir, exist_ok=True)
 meta = json.load(open(args.meta)) if args.meta else {}
 allrows = [json.loads(l) for l in open(args.results) if l.strip()]
+
+
+def merge_passes(rs):
+    """One row per cell where a cell ran in two ABBA passes (bench/plan.py:
+    a setting's loads forwards, then backwards; rows carry "pass"): the
+    mean of the passes' IOPS, both kept in "passes" and their windowed runs
+    in "window_iops". Each driver's cell then sits at the same mean
+    position in the guest's run, so a linear drift of the guest cancels."""
+    out, seen = [], {}
+    for r in rs:
+        if "pass" not in r:
+            out.append(r)
+            continue
+        k = (r.get("round"), r.get("view"), r.get("label"), r.get("key"), r.get("rep"))
+        if k not in seen:
+            seen[k] = dict(r, parts=[])
+            out.append(seen[k])
+        seen[k]["parts"].append(r)
+    for m in seen.values():
+        parts = sorted(m.pop("parts"), key=lambda r: r["pass"])
+        good = [r for r in parts if "error" not in r and r.get("iops")]
+        if len(good) < len(parts):
+            m.update(error="; ".join(r.get("error", "no IOPS") for r in parts if r not in good))
+            m.pop("iops", None)
+            continue
+        m.update(parts[0], iops=statistics.mean(r["iops"] for r in parts),
+                 passes=[r["iops"] for r in parts])
+        m.pop("pass", None)
+        m["window_iops"] = sorted(x for r in parts
+                                  for x in (r.get("window_iops") or r.get("runs_iops") or [round(r["iops"])]))
+    return out
+
+
+allrows = merge_passes(allrows)
 rows = [r for r in allrows if "counters" not in r]
 counters = [r for r in allrows if "counters" in r]
 ok = lambda r: "error" not in r and r.get("iops")
@@ -548,25 +582,8 @@ def report_confirm():
     # The second run: one table per round of fresh guests (scripts/run.sh,
     # CONFIRM_ROUNDS), in which each Rust cell has C's beside it.
     rounds = sorted({r.get("round", 1) for r in rows})
-    # With ABBA passes (bench/plan.py confirm, CONFIRM_ABBA) a driver's cell
-    # ran twice in a round, forwards and backwards: its IOPS there are the
-    # mean of the two (row "passes" keeps both).
-    def passes(rs):
-        by = defaultdict(list)
-        for r in rs:
-            if r.get("view") == "same" and ok(r) and r.get("rep", 1) == 1:
-                by[(r["label"], r["key"])].append(r)
-        out = {}
-        for lk, rr in by.items():
-            rr.sort(key=lambda r: r.get("pass", 1))
-            m = dict(rr[0], iops=statistics.mean(r["iops"] for r in rr))
-            if len(rr) > 1:
-                m["passes"] = [r["iops"] for r in rr]
-                m["window_iops"] = sorted(x for r in rr for x in runs(r))
-            out[lk] = m
-        return out
-    again = {n: passes(r for r in rows if r.get("round", 1) == n) for n in rounds}
-    abba = any("passes" in r for t in again.values() for r in t.values())
+    again = {n: table(r for r in rows if r.get("round", 1) == n) for n in rounds}
+    abba = any("passes" in r for r in rows)
     cells = sorted({(l, k) for t in again.values() for (l, k) in t
                     if l != "null_blk" and (l, k) in first and ("null_blk", k) in first},
                    key=lambda lk: ratio(first[lk]["iops"], first[("null_blk", lk[1])]["iops"]))
