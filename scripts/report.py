@@ -566,6 +566,30 @@ def report_wallclock():
     save_fig(plt, fig, "wallclock.png")
 
 
+# Two-sided 95% quantiles of Student's t by degrees of freedom (1..30).
+T975 = [12.71, 4.30, 3.18, 2.78, 2.57, 2.45, 2.36, 2.31, 2.26, 2.23, 2.20, 2.18, 2.16, 2.14, 2.13,
+        2.12, 2.11, 2.10, 2.09, 2.09, 2.08, 2.07, 2.07, 2.06, 2.06, 2.06, 2.05, 2.05, 2.05, 2.04]
+
+
+def ratio_interval(c, r):
+    """The ratio of the means of the samples `r` (Rust) and `c` (C), with a
+    95% interval (delta method, Welch's degrees of freedom), or None with
+    fewer than two samples a side. Samples of one guest are taken as
+    independent, which makes the interval somewhat narrower than it is."""
+    if len(c) < 2 or len(r) < 2:
+        return None
+    mc, mr = statistics.mean(c), statistics.mean(r)
+    a = (statistics.stdev(r) / mr) ** 2 / len(r)
+    b = (statistics.stdev(c) / mc) ** 2 / len(c)
+    x = mr / mc
+    if a + b == 0:
+        return x, x, x
+    df = (a + b) ** 2 / (a * a / (len(r) - 1) + b * b / (len(c) - 1))
+    t = T975[min(len(T975), max(1, int(df))) - 1] if df <= len(T975) else 1.96
+    h = t * x * math.sqrt(a + b)
+    return x, x - h, x + h
+
+
 def report_confirm():
     def runs(r):
         """A cell's fio runs (bench/guest.py: a two-job cell is the median
@@ -608,9 +632,14 @@ def report_confirm():
               "`CONFIRM_ABBA`), and a driver's cell counts with the mean of its two passes, so that the "
               "guest's drift over the round (a few tenths of a percent per load) is not charged to the driver "
               "loaded later; the last column then lists both passes' windowed runs." if abba else ""), "",
-           "| driver | workload | irq | mem | first: C / Rust IOPS | ×C | again: ×C per round | ×C (median) | below in both | runs again, per round: C; Rust |",
-           "|---|---|---|---|---:|---:|---|---:|---|---|"]
+           " The column \"all loads\" takes every load of the second run (each pass of each round) as a "
+           "sample: the ratio of the means with its 95% interval (`ratio_interval`). A cell whose interval "
+           "lies below 0.99 is **below**, one whose interval lies at or above 0.99 is not, and one whose "
+           "interval holds 0.99 is *undecided*: its loads spread too much for a 1% verdict.", "",
+           "| driver | workload | irq | mem | first: C / Rust IOPS | ×C | again: ×C per round | ×C (median) | below in both | all loads: ×C [95%] | verdict | runs again, per round: C; Rust |",
+           "|---|---|---|---|---:|---:|---|---:|---|---|---|---|"]
     out, both = [], 0
+    verdicts = defaultdict(int)
     for l, k in cells:
         r1, c1 = first[(l, k)], first[("null_blk", k)]
         x1 = ratio(r1["iops"], c1["iops"])
@@ -623,11 +652,18 @@ def report_confirm():
         x2 = statistics.median(xs) if xs else None
         low = x1 < 0.99 and x2 is not None and x2 < 0.99
         both += low
+        loads = lambda row: row.get("passes") or [row["iops"]]
+        ci = ratio_interval([x for _, c2, _, _ in per if c2 for x in loads(c2)],
+                            [x for _, _, r2, _ in per for x in loads(r2)])
+        verdict = ("n/a" if ci is None else "**below**" if ci[2] < 0.99
+                   else "not below" if ci[1] >= 0.99 else "*undecided*")
+        verdicts[verdict.strip("*")] += 1
         st = r1["settings"]
         md.append(f"| {l} | {cell_desc(r1)} | {st.get('irqmode')} | {st.get('memory_backed')} | "
                   f"{c1['iops']:,.0f} / {r1['iops']:,.0f} | {x1:.3f} | "
                   + " ".join(rs(x) for *_, x in per) + f" | {rs(x2)} | "
                   + ("**yes**" if low else "no") + " | "
+                  + (f"{ci[0]:.3f} [{ci[1]:.3f}-{ci[2]:.3f}]" if ci else "-") + f" | {verdict} | "
                   + " / ".join((spread(c2) + "; " if c2 else "-; ") + spread(r2) for _, c2, r2, _ in per)
                   + " |")
         out.append({"label": l, "key": k, "first": {"c": c1["iops"], "rust": r1["iops"], "ratio": x1},
@@ -636,10 +672,13 @@ def report_confirm():
                          "c_passes": c2.get("passes") if c2 else None, "rust_passes": r2.get("passes"),
                          "c_runs": runs(c2) if c2 else None, "rust_runs": runs(r2)}
                         for m, c2, r2, x in per]},
-                    "below_in_both": low})
+                    "all_loads": ({"ratio": ci[0], "lo95": ci[1], "hi95": ci[2]} if ci else None),
+                    "verdict": verdict.strip("*"), "below_in_both": low})
     md += ["", f"{len(cells)} cells run again in {n} round(s); {both} below 0.99x in the first run "
-           "and in the median of the rounds.", ""]
-    write("null-confirm", md, {"cells": out, "rounds": n, "abba": abba, "below_in_both": both})
+           "and in the median of the rounds. Over all loads of the second run: "
+           f"{verdicts['below']} below, {verdicts['not below']} not below, {verdicts['undecided']} undecided.", ""]
+    write("null-confirm", md, {"cells": out, "rounds": n, "abba": abba, "below_in_both": both,
+                               "verdicts": dict(verdicts)})
     print("\n".join(md))
 
 
