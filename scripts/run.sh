@@ -60,7 +60,8 @@ mkdir -p "$res" out/bench
 if [[ $kind == confirm ]]; then
     python3 -c 'import json,sys; [print(json.dumps(r)) for r in json.load(open(sys.argv[1]))["rows"]]' \
         "$first" > out/bench/first.jsonl
-    python3 bench/plan.py null full "$RUNTIME_MS" > out/bench/plan-full.json
+    # (the confirm makes its own ABBA passes, CONFIRM_ABBA: none here)
+    NULL_ABBA=0 python3 bench/plan.py null full "$RUNTIME_MS" > out/bench/plan-full.json
     python3 bench/plan.py confirm out/bench/plan-full.json out/bench/first.jsonl > out/bench/plan-null.json
 else
     python3 bench/plan.py null "$kind" "$RUNTIME_MS" > out/bench/plan-null.json
