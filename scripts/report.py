@@ -632,7 +632,7 @@ def report_confirm():
               "`CONFIRM_ABBA`), and a driver's cell counts with the mean of its two passes, so that the "
               "guest's drift over the round (a few tenths of a percent per load) is not charged to the driver "
               "loaded later; the last column then lists both passes' windowed runs." if abba else ""), "",
-           " The column \"all loads\" takes every load of the second run (each pass of each round) as a "
+           "The column \"all loads\" takes every load of the second run (each pass of each round) as a "
            "sample: the ratio of the means with its 95% interval (`ratio_interval`). A cell whose interval "
            "lies below 0.99 is **below**, one whose interval lies at or above 0.99 is not, and one whose "
            "interval holds 0.99 is *undecided*: its loads spread too much for a 1% verdict.", "",
