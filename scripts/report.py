@@ -38,6 +38,12 @@ meta = json.load(open(args.meta)) if args.meta else {}
 allrows = [json.loads(l) for l in open(args.results) if l.strip()]
 
 
+def cell_runs(r):
+    """A row's fio runs: a two-job cell's windowed runs, a tag-starved
+    cell's runs, or its one result (bench/guest.py)."""
+    return r.get("window_iops") or r.get("runs_iops") or [round(r["iops"])]
+
+
 def merge_passes(rs):
     """One row per cell where a cell ran in two ABBA passes (bench/plan.py:
     a setting's loads forwards, then backwards; rows carry "pass"): the
@@ -64,8 +70,7 @@ def merge_passes(rs):
         m.update(parts[0], iops=statistics.mean(r["iops"] for r in parts),
                  passes=[r["iops"] for r in parts])
         m.pop("pass", None)
-        m["window_iops"] = sorted(x for r in parts
-                                  for x in (r.get("window_iops") or r.get("runs_iops") or [round(r["iops"])]))
+        m["window_iops"] = sorted(x for r in parts for x in cell_runs(r))
     return out
 
 
@@ -251,7 +256,7 @@ def report_null():
     if low:
         md += ["| ×C | driver | irq | mem | workload | ns/IO (C → Rust) | runs: C / Rust IOPS |",
                "|---:|---|---|---|---|---|---|"]
-        runs = lambda r: ", ".join(f"{x:,}" for x in r.get("window_iops") or r.get("runs_iops") or [round(r["iops"])])
+        runs = lambda r: ", ".join(f"{x:,}" for x in cell_runs(r))
         for q, l, k, r in low[:30]:
             c = by[("null_blk", k)]
             md.append(f"| {q:.3f} | {l} | {r['settings'].get('irqmode')} | {r['settings'].get('memory_backed')} | "
@@ -594,7 +599,7 @@ def report_confirm():
     def runs(r):
         """A cell's fio runs (bench/guest.py: a two-job cell is the median
         of its windowed runs), lowest first."""
-        return sorted(r.get("window_iops") or r.get("runs_iops") or [round(r["iops"])])
+        return sorted(cell_runs(r))
 
     def table(rs):
         return {(r["label"], r["key"]): r for r in rs
