@@ -23,7 +23,7 @@ KMAKE_ARGS := LLVM=$(LLVM) RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc \
 	CONFIG_BLK_DEV_RNULL_SPLIT=m CONFIG_BLK_DEV_RNULL_SPLIT_NULL_BLK=m CONFIG_BLK_DEV_RVIRTIO=m
 KMAKE := $(MAKE) -C $(KDIR) M=$(CURDIR) $(KMAKE_ARGS)
 
-.PHONY: default modules modules_install clean rust-analyzer setup kernel check run bench-full bench-confirm host-test fmt
+.PHONY: default modules modules_install clean rust-analyzer setup kernel check run bench-full bench-confirm bench-interleave host-test fmt
 .PHONY: kernel-debug modules-debug check-debug
 
 default: modules
@@ -71,6 +71,12 @@ bench-full: kernel
 bench-confirm: kernel
 	$(MAKE) modules
 	BENCH_COMMAND="make bench-confirm" scripts/run.sh confirm
+
+# C null_blk and rnull_split at irqmode=2 over completion_nsec, one job and
+# two (results/interleave.*): how much icount's vCPU turns move a two-job cell.
+bench-interleave: kernel
+	$(MAKE) modules
+	BENCH_COMMAND="make bench-interleave" scripts/bench-interleave.sh
 
 # --- debug kernel -------------------------------------------------------------
 # The same guest suites on the debug flavour (kernel/debug.fragment). Its

@@ -250,6 +250,14 @@ def pinned(c):
     return [f"cpus_allowed=0-{os.cpu_count() - 1}", "cpus_allowed_policy=split"]
 
 
+def ctx_per_io(job, d):
+    """The fio jobs' context switches (fio's "ctx", summed over a group's
+    jobs, ramp included) per I/O they issued: a QD1 psync job that sleeps
+    for every I/O has about 1."""
+    ios = d.get("total_ios") or 0
+    return round(job.get("ctx", 0) / ios, 3) if ios else None
+
+
 def fio(jobs, runtime=None, ramp=None):
     """Run the cells [(dev, cell), ...] one after the other in one fio
     process (a section per cell, each its own stonewalled group: fio starts
@@ -278,7 +286,7 @@ def fio(jobs, runtime=None, ramp=None):
         d = j["write" if "write" in c["rw"] else "read"]
         out.append({"iops": d["iops"], "MBps": d["bw_bytes"] / 1e6, "total_ios": d["total_ios"],
                     "runtime_ms": d["runtime"], "lat_ns_mean": d["lat_ns"]["mean"],
-                    "usr_cpu": j["usr_cpu"], "sys_cpu": j["sys_cpu"]})
+                    "usr_cpu": j["usr_cpu"], "sys_cpu": j["sys_cpu"], "ctx_per_io": ctx_per_io(j, d)})
     return out
 
 
@@ -351,7 +359,8 @@ def fio_result(p, c):
         raise RuntimeError(f"fio: no report ({e}): {outp.strip()[-300:]}")
     d = j["write" if "write" in c["rw"] else "read"]
     return {"fio_iops": d["iops"], "lat_ns_mean": d["lat_ns"]["mean"],
-            "usr_cpu": j["usr_cpu"], "sys_cpu": j["sys_cpu"], "fio_exit": p.returncode}
+            "usr_cpu": j["usr_cpu"], "sys_cpu": j["sys_cpu"], "fio_exit": p.returncode,
+            "ctx_per_io": ctx_per_io(j, d)}
 
 
 IRQ_KINDS = ("LOC", "RES", "CAL")  # local timer, reschedule IPI, function call IPI

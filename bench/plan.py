@@ -4,6 +4,7 @@ fio cells. bench/guest.py runs a plan in the guest; scripts/report.py turns
 its results into tables.
 
     bench/plan.py null|virtio|wallclock subset|full [RUNTIME_MS]   > PLAN.json
+    bench/plan.py interleave - [RUNTIME_MS]                   > PLAN.json
     bench/plan.py shard PLAN.json N     (PLAN-0.json..: one plan per guest)
     bench/plan.py confirm PLAN.json RESULTS.jsonl [THRESHOLD]  > CONFIRM.json
                                         (the same-settings cells below THRESHOLD
@@ -26,6 +27,9 @@ virtio     rvirtio_blk (runtime-chained SG, then sg_prealloc=1) vs C
            scheduler none, libaio, 2 jobs x QD32.
 wallclock  a few "same" cells, SAMPLES interleaved loads per driver, for
            multi-threaded TCG (wall-clock time; min/median/max).
+interleave C null_blk and rnull_split at irqmode=2 with completion_nsec
+           swept around 10000, randread 4 KiB QD1 with one and two jobs
+           (scripts/bench-interleave.sh).
 
 "subset" is `make run`'s (minutes); "full" is the whole matrix
 (`make bench-full`): randread/randwrite x 512 B..1 MiB x QD 1..128 x 1-2 jobs
@@ -225,6 +229,34 @@ def wallclock(kind, samples):
     return groups
 
 
+# interleave: completion_nsec around the matrix's 10000.
+INTERLEAVE_NSEC = [7000, 8000, 9000, 10000, 11000, 12000, 13000]
+
+
+def interleave():
+    """C null_blk and rnull_split with the same settings at irqmode=2,
+    completion_nsec swept (INTERLEAVE_NSEC), randread 4 KiB psync QD1 with
+    one job and with two, memory-backed and not. In icount two jobs' 10 us
+    timers fall against the vCPUs' turns, and whether a job finds its I/O
+    done before it sleeps decides a two-job cell's IOPS more than the
+    driver's instructions do; the sweep shows how much (scripts/report.py
+    interleave)."""
+    groups = []
+    cells = [cell("randread", "4k", 1, 1), cell("randread", "4k", 1, 2)]
+    for mem in MEM:
+        for nsec in INTERLEAVE_NSEC:
+            for label in ("null_blk", "rnull_split"):
+                g = same_group(label, 2, mem, cells)
+                g["params"]["completion_nsec"] = nsec
+                g["settings"] = dict(g["settings"], completion_nsec=nsec)
+                g["view"] = "interleave"
+                g["id"] = f"interleave-{label}-mem{mem}-c{nsec}"
+                for c in g["cells"]:
+                    c["key"] += f" c{nsec}"
+                groups.append(g)
+    return groups
+
+
 def shard(path, n):
     """Cut the plan in PATH into n plans, PATH-0.json.., for n guests that
     run side by side (icount's figures do not depend on the host's load).
@@ -328,6 +360,8 @@ def main():
         groups += defaults_view(kind) + seeds()
     elif what == "virtio":
         groups = virtio(kind, int(os.environ.get("SAMPLES", "3")))
+    elif what == "interleave":
+        groups = interleave()
     elif what == "wallclock":
         groups = wallclock(kind, int(os.environ.get("SAMPLES", "3")))
     else:
