@@ -70,7 +70,7 @@ def merge_passes(rs):
             m.pop("iops", None)
             continue
         m.update(parts[0], iops=statistics.mean(r["iops"] for r in parts),
-                 passes=[r["iops"] for r in parts])
+                 passes=[r["iops"] for r in parts], passes_ctx=[r.get("ctx_per_io") for r in parts])
         m.pop("pass", None)
         m["window_iops"] = sorted(x for r in parts for x in cell_runs(r))
     return out
@@ -597,6 +597,23 @@ def ratio_interval(c, r):
     return x, x - h, x + h
 
 
+SAME_SLEEPS = 0.05  # context switches per I/O within which two loads count as in one phase
+
+
+def same_sleep_ratio(c, r):
+    """Loads `c` (C) and `r` (Rust), each (IOPS, fio's context switches per
+    I/O): the median IOPS ratio over the pairs of a C and a Rust load whose
+    jobs slept about as often (within SAME_SLEEPS per I/O), and the number
+    of such pairs; (None, 0) if there are none. In icount whether a job
+    finds its I/O done before it sleeps depends on where the vCPUs' turns
+    and the guest's timers fall (results/interleave.md), a phase that holds
+    for a load and moves a cell by a few percent with no change in the
+    path; loads in the same phase compare the paths."""
+    xs = [ri / ci for ci, cc in c for ri, rc in r
+          if cc is not None and rc is not None and abs(cc - rc) <= SAME_SLEEPS]
+    return (statistics.median(xs), len(xs)) if xs else (None, 0)
+
+
 def report_confirm():
     def runs(r):
         """A cell's fio runs (bench/guest.py: a two-job cell is the median
@@ -643,8 +660,15 @@ def report_confirm():
            "sample: the ratio of the means with its 95% interval (`ratio_interval`). A cell whose interval "
            "lies below 0.99 is **below**, one whose interval lies at or above 0.99 is not, and one whose "
            "interval holds 0.99 is *undecided*: its loads spread too much for a 1% verdict.", "",
-           "| driver | workload | irq | mem | first: C / Rust IOPS | ×C | again: ×C per round | ×C (median) | below in both | all loads: ×C [95%] | verdict | runs again, per round: C; Rust |",
-           "|---|---|---|---|---:|---:|---|---:|---|---|---|---|"]
+           "\"sleeps/IO\" is how often the fio jobs context-switched per I/O in the second run's loads "
+           "(fio's `ctx`; C's range; Rust's range), and \"same sleeps\" the median ratio over the pairs of "
+           f"a C and a Rust load whose jobs slept about as often (within {SAME_SLEEPS} per I/O), with the "
+           "number of such pairs: in icount a job that finds its I/O done before it sleeps saves the "
+           "scheduler's work both ways, and how often that happens is a phase of the vCPUs' turns and the "
+           "guest's timers that holds for a load (`results/interleave.md`), not the driver's path. A cell "
+           "whose loads differ in sleeps and in nothing else has a same-sleeps ratio near 1.", "",
+           "| driver | workload | irq | mem | first: C / Rust IOPS | ×C | again: ×C per round | ×C (median) | below in both | all loads: ×C [95%] | verdict | sleeps/IO: C; Rust | same sleeps: ×C (pairs) | runs again, per round: C; Rust |",
+           "|---|---|---|---|---:|---:|---|---:|---|---|---|---|---|---|"]
     out, both = [], 0
     verdicts = defaultdict(int)
     for l, k in cells:
@@ -665,12 +689,18 @@ def report_confirm():
         verdict = ("n/a" if ci is None else "**below**" if ci[2] < 0.99
                    else "not below" if ci[1] >= 0.99 else "*undecided*")
         verdicts[verdict.strip("*")] += 1
+        with_ctx = lambda row: list(zip(loads(row), row.get("passes_ctx") or [row.get("ctx_per_io")]))
+        c_loads = [x for _, c2, _, _ in per if c2 for x in with_ctx(c2)]
+        r_loads = [x for _, _, r2, _ in per for x in with_ctx(r2)]
+        xs_same, n_same = same_sleep_ratio(c_loads, r_loads)
+        sl = lambda ls: (lambda v: f"{min(v):.2f}-{max(v):.2f}" if v else "-")([x for _, x in ls if x is not None])
         st = r1["settings"]
         md.append(f"| {l} | {cell_desc(r1)} | {st.get('irqmode')} | {st.get('memory_backed')} | "
                   f"{c1['iops']:,.0f} / {r1['iops']:,.0f} | {x1:.3f} | "
                   + " ".join(rs(x) for *_, x in per) + f" | {rs(x2)} | "
                   + ("**yes**" if low else "no") + " | "
                   + (f"{ci[0]:.3f} [{ci[1]:.3f}-{ci[2]:.3f}]" if ci else "-") + f" | {verdict} | "
+                  + f"{sl(c_loads)}; {sl(r_loads)} | " + (f"{xs_same:.3f} ({n_same})" if xs_same else "-") + " | "
                   + " / ".join((spread(c2) + "; " if c2 else "-; ") + spread(r2) for _, c2, r2, _ in per)
                   + " |")
         out.append({"label": l, "key": k, "first": {"c": c1["iops"], "rust": r1["iops"], "ratio": x1},
@@ -680,6 +710,8 @@ def report_confirm():
                          "c_runs": runs(c2) if c2 else None, "rust_runs": runs(r2)}
                         for m, c2, r2, x in per]},
                     "all_loads": ({"ratio": ci[0], "lo95": ci[1], "hi95": ci[2]} if ci else None),
+                    "sleeps_per_io": {"c": [x for _, x in c_loads], "rust": [x for _, x in r_loads]},
+                    "same_sleeps": {"ratio": xs_same, "pairs": n_same},
                     "verdict": verdict.strip("*"), "below_in_both": low})
     md += ["", f"{len(cells)} cells run again in {n} round(s); {both} below 0.99x in the first run "
            "and in the median of the rounds. Over all loads of the second run: "
