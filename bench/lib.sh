@@ -1,4 +1,5 @@
-# Host-side helpers of scripts/run.sh and scripts/bench-virtio.sh. Source it
+# Host-side helpers of scripts/run.sh, scripts/bench-virtio.sh and
+# scripts/bench-interleave.sh. Source it
 # after scripts/env.sh.
 
 # Wall time since BENCH_START (epoch seconds, set by the first script), as m:ss.
@@ -24,6 +25,26 @@ bench_guest() {
     set -e
     [[ $rc == 0 ]] || tail -n 30 "$outdir/vm.log" >&2
     return "$rc"
+}
+
+# bench_shards DIR TIMEOUT OUTNAME TAG SHARD...: one icount guest per shard
+# plan (bench/plan.py shard), side by side, each running bench/guest.py on
+# its plan into DIR/g<i>/OUTNAME; progress lines are prefixed with
+# "TAG g<i>". Fails if any guest failed.
+bench_shards() {
+    local dir=$1 timeout=$2 outname=$3 tag=$4 i failed=0
+    shift 4
+    local shards=("$@") pids=()
+    for i in "${!shards[@]}"; do
+        mkdir -p "$dir/g$i"
+        bench_guest icount "$dir/g$i" "$timeout" -- python3 bench/guest.py \
+            "$REPO/${shards[$i]}" "$REPO/$dir/g$i/$outname" | sed -u "s|^  |  ${tag}g$i |" &
+        pids+=($!)
+    done
+    for i in "${!pids[@]}"; do
+        wait "${pids[$i]}" || { log "benchmark guest $i failed ($dir/g$i/vm.log)"; failed=1; }
+    done
+    return "$failed"
 }
 
 # bench_meta ACCEL RUNTIME_MS: what made the results, as JSON.

@@ -31,18 +31,7 @@ python3 bench/plan.py interleave - "$RUNTIME_MS" > "$o/plan.json"
 mapfile -t shards < <(python3 bench/plan.py shard "$o/plan.json" "$BENCH_GUESTS")
 log "interleave, icount: $(python3 -c 'import json,sys; p=json.load(open(sys.argv[1])); print(sum(len(g["cells"]) for g in p["groups"]))' "$o/plan.json") fio runs of ${RUNTIME_MS} ms guest time, in ${#shards[@]} guest(s) side by side"
 bench_meta icount "$RUNTIME_MS" > "$o/meta.json"
-pids=()
-for i in "${!shards[@]}"; do
-    mkdir -p "$o/g$i"
-    bench_guest icount "$o/g$i" 3600 -- python3 bench/guest.py "$REPO/${shards[$i]}" \
-        "$REPO/$o/g$i/rows.jsonl" | sed -u "s|^  |  g$i |" &
-    pids+=($!)
-done
-failed=0
-for i in "${!pids[@]}"; do
-    wait "${pids[$i]}" || { log "interleave guest $i failed ($o/g$i/vm.log)"; failed=1; }
-done
-[[ $failed == 0 ]] || die "interleave benchmark failed"
+bench_shards "$o" 3600 rows.jsonl "" "${shards[@]}" || die "interleave benchmark failed"
 cat "$o"/g*/rows.jsonl > "$o/rows.jsonl"
 echo
 scripts/report.py interleave "$o/rows.jsonl" results --meta "$o/meta.json"

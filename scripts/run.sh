@@ -83,18 +83,7 @@ for ((round = 1; round <= rounds; round++)); do
     # One round's guests in out/bench/g<i> (out/bench/r<round>/g<i> with rounds).
     dir=out/bench tag=
     ((rounds == 1)) || { dir=out/bench/r$round tag=r$round/; log "round $round of $rounds"; }
-    pids=()
-    for i in "${!shards[@]}"; do
-        mkdir -p "$dir/g$i"
-        bench_guest icount "$dir/g$i" "$timeout" -- python3 bench/guest.py \
-            "$REPO/${shards[$i]}" "$REPO/$dir/g$i/null.jsonl" | sed -u "s|^  |  ${tag}g$i |" &
-        pids+=($!)
-    done
-    failed=0
-    for i in "${!pids[@]}"; do
-        wait "${pids[$i]}" || { log "null benchmark guest $i failed ($dir/g$i/console.log)"; failed=1; }
-    done
-    [[ $failed == 0 ]] || die "null benchmark failed"
+    bench_shards "$dir" "$timeout" null.jsonl "$tag" "${shards[@]}" || die "null benchmark failed"
     # Each row says which round (fresh guests) it came from.
     cat "$dir"/g*/null.jsonl | python3 -c 'import json, sys
 for l in sys.stdin:
