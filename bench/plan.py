@@ -229,8 +229,10 @@ def wallclock(kind, samples):
     return groups
 
 
-# interleave: completion_nsec around the matrix's 10000.
-INTERLEAVE_NSEC = [7000, 8000, 9000, 10000, 11000, 12000, 13000]
+# interleave: completion_nsec around the matrix's 10000 (INTERLEAVE_NSEC,
+# comma-separated, for other points).
+INTERLEAVE_NSEC = [int(x) for x in os.environ.get(
+    "INTERLEAVE_NSEC", "7000,8000,9000,10000,11000,12000,13000").split(",")]
 
 
 def interleave():

@@ -18,15 +18,18 @@
 # Results: results/interleave.{json,md,png}; the guests' logs in
 # out/bench-interleave/. BENCH_GUESTS (the host's CPUs) guests side by side,
 # each the loads of some completion_nsec values (both drivers of a value in
-# one guest). RUNTIME_MS (500) is fio's measured guest time per cell.
+# one guest). RUNTIME_MS (500) is fio's measured guest time per cell;
+# INTERLEAVE_NSEC (comma-separated) other completion_nsec points, with
+# INTERLEAVE_RES a directory for their results instead of results/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/env.sh
 . bench/lib.sh
 RUNTIME_MS=${RUNTIME_MS:-500} BENCH_GUESTS=${BENCH_GUESTS:-$NPROC}
-export BENCH_COMMAND=${BENCH_COMMAND:-"RUNTIME_MS=$RUNTIME_MS scripts/bench-interleave.sh"}
+res=${INTERLEAVE_RES:-results}
+export BENCH_COMMAND=${BENCH_COMMAND:-"RUNTIME_MS=$RUNTIME_MS${INTERLEAVE_NSEC:+ INTERLEAVE_NSEC=$INTERLEAVE_NSEC} scripts/bench-interleave.sh"}
 o=out/bench-interleave
-rm -rf "$o"; mkdir -p "$o" results
+rm -rf "$o"; mkdir -p "$o" "$res"
 python3 bench/plan.py interleave - "$RUNTIME_MS" > "$o/plan.json"
 mapfile -t shards < <(python3 bench/plan.py shard "$o/plan.json" "$BENCH_GUESTS")
 log "interleave, icount: $(python3 -c 'import json,sys; p=json.load(open(sys.argv[1])); print(sum(len(g["cells"]) for g in p["groups"]))' "$o/plan.json") fio runs of ${RUNTIME_MS} ms guest time, in ${#shards[@]} guest(s) side by side"
@@ -34,5 +37,5 @@ bench_meta icount "$RUNTIME_MS" > "$o/meta.json"
 bench_shards "$o" 3600 rows.jsonl "" "${shards[@]}" || die "interleave benchmark failed"
 cat "$o"/g*/rows.jsonl > "$o/rows.jsonl"
 echo
-scripts/report.py interleave "$o/rows.jsonl" results --meta "$o/meta.json"
-log "results in results/interleave.{json,md,png} after $(bench_elapsed)"
+scripts/report.py interleave "$o/rows.jsonl" "$res" --meta "$o/meta.json"
+log "results in $res/interleave.{json,md,png} after $(bench_elapsed)"
