@@ -76,7 +76,7 @@ bench-confirm: kernel
 # two (results/interleave.*): how much icount's vCPU turns move a two-job cell.
 bench-interleave: kernel
 	$(MAKE) modules
-	BENCH_COMMAND="make bench-interleave" scripts/bench-interleave.sh
+	BENCH_COMMAND="make bench-interleave" scripts/run.sh interleave
 
 # --- debug kernel -------------------------------------------------------------
 # The same guest suites on the debug flavour (kernel/debug.fragment). Its

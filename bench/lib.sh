@@ -1,5 +1,4 @@
-# Host-side helpers of scripts/run.sh, scripts/bench-virtio.sh and
-# scripts/bench-interleave.sh. Source it
+# Host-side helpers of scripts/run.sh and scripts/bench-virtio.sh. Source it
 # after scripts/env.sh.
 
 # Wall time since BENCH_START (epoch seconds, set by the first script), as m:ss.

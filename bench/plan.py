@@ -29,7 +29,7 @@ wallclock  a few "same" cells, SAMPLES interleaved loads per driver, for
            multi-threaded TCG (wall-clock time; min/median/max).
 interleave C null_blk and rnull_split at irqmode=2 with completion_nsec
            swept around 10000, randread 4 KiB QD1 with one and two jobs
-           (scripts/bench-interleave.sh).
+           (scripts/run.sh interleave).
 
 "subset" is `make run`'s (minutes); "full" is the whole matrix
 (`make bench-full`): randread/randwrite x 512 B..1 MiB x QD 1..128 x 1-2 jobs

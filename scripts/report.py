@@ -8,7 +8,7 @@ null       OUTDIR/null.{json,md}, one ratio heat map per driver pair
 virtio     OUTDIR/virtio.{json,md,png} and OUTDIR/virtio-memory.md.
 wallclock  OUTDIR/wallclock.{json,md,png}.
 interleave OUTDIR/interleave.{json,md,png}: C null_blk and rnull_split at
-           irqmode=2 over completion_nsec (scripts/bench-interleave.sh).
+           irqmode=2 over completion_nsec (scripts/run.sh interleave).
 confirm    OUTDIR/null-confirm.{json,md}: RESULTS is a second run, in
            rounds of fresh guests (rows carry "round"), of the cells of
            --first (the full run) below 0.99x C (bench/plan.py confirm); a

@@ -2,7 +2,7 @@
 # `make run` (subset) and `make bench-full` (full): the Rust drivers against
 # the C ones, in deterministic guest time.
 #
-#   scripts/run.sh [subset|full|confirm]
+#   scripts/run.sh [subset|full|confirm|interleave]
 #
 # confirm: the same-settings cells of the last full run (results/full/null.json)
 # below 0.99x C null_blk, with C's, run again in fresh guests with the
@@ -12,6 +12,18 @@
 # rounds' (each C against Rust in one guest). Null drivers only.
 # CONFIRM_IDS=irq2-mem0 CONFIRM_LABELS=rnull_split narrows it down to those
 # groups (with C's), reported in out/bench/confirm-narrowed/.
+#
+# interleave (`make bench-interleave`): C null_blk and rnull_split at
+# irqmode=2 with completion_nsec swept around the matrix's 10000
+# (bench/plan.py interleave; INTERLEAVE_NSEC, comma-separated, for other
+# points, and INTERLEAVE_RES for a results directory other than results/):
+# randread 4 KiB psync QD1, one job and two, memory-backed and not. In icount
+# the two vCPUs take turns and guest time counts both vCPUs' instructions, so
+# whether a job's timer fires before the job has gone to sleep depends on
+# where the other vCPU's turns fall; fio's context switches per I/O (ctx/IO)
+# show how often each driver's jobs slept. One-job cells hold their ratio
+# over the sweep; a two-job cell whose ratio swings with it measures the
+# interleaving, not the driver's path. results/interleave.{json,md,png}.
 #
 # 1. One guest in QEMU icount mode (VM_ACCEL=icount: single-threaded TCG,
 #    1 ns of guest time per instruction, idle time skipped): rnull_split
@@ -49,11 +61,12 @@ case $kind in
              fi
              # The first run's fio time per cell, unless told otherwise.
              RUNTIME_MS=${RUNTIME_MS:-$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["meta"]["runtime_ms"])' "$first")} ;;
-    *) die "usage: $0 [subset|full|confirm]" ;;
+    interleave) res=${INTERLEAVE_RES:-results} timeout=3600 VIRTIO=0 WALLCLOCK=0 ;;
+    *) die "usage: $0 [subset|full|confirm|interleave]" ;;
 esac
 RUNTIME_MS=${RUNTIME_MS:-500} WALLCLOCK=${WALLCLOCK:-auto} SAMPLES=${SAMPLES:-3} VIRTIO=${VIRTIO:-1}
 BENCH_GUESTS=${BENCH_GUESTS:-$NPROC}
-export BENCH_COMMAND=${BENCH_COMMAND:-"RUNTIME_MS=$RUNTIME_MS WALLCLOCK=$WALLCLOCK SAMPLES=$SAMPLES scripts/run.sh $kind"}
+export BENCH_COMMAND=${BENCH_COMMAND:-"RUNTIME_MS=$RUNTIME_MS WALLCLOCK=$WALLCLOCK SAMPLES=$SAMPLES${INTERLEAVE_NSEC:+ INTERLEAVE_NSEC=$INTERLEAVE_NSEC} scripts/run.sh $kind"}
 mkdir -p "$res" out/bench
 . bench/lib.sh
 
@@ -63,6 +76,8 @@ if [[ $kind == confirm ]]; then
     # (the confirm makes its own ABBA passes, CONFIRM_ABBA: none here)
     NULL_ABBA=0 python3 bench/plan.py null full "$RUNTIME_MS" > out/bench/plan-full.json
     python3 bench/plan.py confirm out/bench/plan-full.json out/bench/first.jsonl > out/bench/plan-null.json
+elif [[ $kind == interleave ]]; then
+    python3 bench/plan.py interleave - "$RUNTIME_MS" > out/bench/plan-null.json
 else
     python3 bench/plan.py null "$kind" "$RUNTIME_MS" > out/bench/plan-null.json
 fi
@@ -93,6 +108,8 @@ done
 echo
 if [[ $kind == confirm ]]; then
     scripts/report.py confirm out/bench/null.jsonl "$res" --first "$first" --meta out/bench/meta.json
+elif [[ $kind == interleave ]]; then
+    scripts/report.py interleave out/bench/null.jsonl "$res" --meta out/bench/meta.json
 else
     scripts/report.py null out/bench/null.jsonl "$res" --meta out/bench/meta.json
 fi
