@@ -220,6 +220,9 @@ impl NullDevice {
             .logical_block_size(config.block_size)?
             .physical_block_size(config.block_size)?
             .max_sectors(config.max_sectors)
+            // As C null_blk: direct I/O from 2-byte aligned buffers, so a
+            // segment may end inside a sector (the store copies bytes).
+            .dma_alignment(1)?
             // Opening a disk pins the module: rmmod fails with EBUSY.
             .owner(kernel::module::this_module::<crate::LocalModule>())
             // C null_blk's request timeout (5 s), after which requests left
