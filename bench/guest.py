@@ -199,12 +199,27 @@ class Loaded:
         if self.kind == "rnull":
             wr(f"{RNULL_CFS}/rnull0/power", 0)
             os.rmdir(f"{RNULL_CFS}/rnull0")
-            sh("rmmod", "rnull_mod")
+            rmmod("rnull_mod")
         elif self.kind == "virtio":
-            sh("rmmod", "rvirtio_blk")
-            sh("rmmod", "virtio_blk")
+            rmmod("rvirtio_blk")
+            rmmod("virtio_blk")
         else:
-            sh("rmmod", MODNAME.get(self.kind, self.kind))
+            rmmod(MODNAME.get(self.kind, self.kind))
+
+
+def rmmod(name, tries=50):
+    """rmmod `name`, again while it is in use: an io_uring fio's last
+    reference to the disk goes with its ring, which the kernel tears down
+    in a work item after fio has exited (a C null_blk unload once failed
+    so, right after a randwrite 1 MiB QD128x2 io_uring cell)."""
+    for i in range(tries):
+        try:
+            sh("rmmod", name)
+            return
+        except RuntimeError as e:
+            if "in use" not in str(e) or i == tries - 1:
+                raise
+            time.sleep(0.1)
 
 
 FIO_GLOBAL = ["direct=1", "group_reporting", "randrepeat=1", "norandommap", "disk_util=0"]
