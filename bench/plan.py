@@ -199,6 +199,11 @@ def virtio(kind, samples):
                     # one segment per I/O whatever earlier runs left of the
                     # memory, and so no chained SG tables either
                     c["iomem"] = "mmaphuge"
+                elif os.environ.get("VIRTIO_SHARED", "0") == "1":
+                    # every run's buffers in the same small pages
+                    # (bench/guest.py shared_buffers): both drivers' requests
+                    # get the same segments, and large ones still chain
+                    c["iomem"] = "shared"
                 pair = [dict(c, role="c", label="virtio_blk", baseline=True),
                         dict(c, role="rust", label=label)]
                 # Which driver runs a cell first alternates: a fio run finds
@@ -323,18 +328,24 @@ def confirm(plan_path, results_path, threshold):
         c = iops.get(("null_blk", key))
         if label != "null_blk" and c and v / c < threshold:
             low.setdefault(key, set()).add(label)
-    # CONFIRM_IDS (a substring of the group ids, e.g. "irq2-mem0") and
-    # CONFIRM_LABELS (Rust drivers, comma-separated, e.g. "rnull_split")
-    # narrow the plan down to some of those groups, for a quicker look.
+    # CONFIRM_IDS (a substring of the group ids, e.g. "irq2-mem0"),
+    # CONFIRM_LABELS (Rust drivers, comma-separated, e.g. "rnull_split") and
+    # CONFIRM_CELLS (cell keys, comma-separated, e.g. "randread 32k qd32x2
+    # irq1 mem0") narrow the plan down to some of those groups and cells,
+    # for a quicker look or more rounds of the undecided ones.
     only_ids = os.environ.get("CONFIRM_IDS", "")
     labels = [l for l in os.environ.get("CONFIRM_LABELS", "").split(",") if l]
+    cells = [k.strip() for k in os.environ.get("CONFIRM_CELLS", "").split(",") if k.strip()]
+    for k in cells:
+        if k not in low:
+            sys.exit(f"CONFIRM_CELLS: {k!r} is not a cell below {threshold}x in {results_path}")
     groups = []
     for g in plan["groups"]:
         if g.get("view") != "same" or only_ids not in g["id"]:
             continue
         if labels and g["label"] != "null_blk" and g["label"] not in labels:
             continue
-        keep = [c for c in g["cells"] if c["key"] in low
+        keep = [c for c in g["cells"] if c["key"] in low and (not cells or c["key"] in cells)
                 and (g["label"] in low[c["key"]] or g["label"] == "null_blk"
                      and (not labels or low[c["key"]] & set(labels)))]
         if keep:

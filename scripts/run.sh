@@ -11,7 +11,8 @@
 # CONFIRM_ROUNDS (3) rounds of fresh guests; its ratio is the median of the
 # rounds' (each C against Rust in one guest). Null drivers only.
 # CONFIRM_IDS=irq2-mem0 CONFIRM_LABELS=rnull_split narrows it down to those
-# groups (with C's), reported in out/bench/confirm-narrowed/.
+# groups (with C's), CONFIRM_CELLS (cell keys, comma-separated) to those cells,
+# reported in out/bench/confirm-narrowed/.
 #
 # interleave (`make bench-interleave`): C null_blk and rnull_split at
 # irqmode=2 with completion_nsec swept around the matrix's 10000
@@ -55,9 +56,9 @@ case $kind in
              first=$res/null.json
              # A narrowed confirm (CONFIRM_IDS / CONFIRM_LABELS, bench/plan.py)
              # reports to out/, not over the whole confirm's results.
-             if [[ -n ${CONFIRM_IDS:-}${CONFIRM_LABELS:-} ]]; then
+             if [[ -n ${CONFIRM_IDS:-}${CONFIRM_LABELS:-}${CONFIRM_CELLS:-} ]]; then
                  res=out/bench/confirm-narrowed
-                 export CONFIRM_IDS=${CONFIRM_IDS:-} CONFIRM_LABELS=${CONFIRM_LABELS:-}
+                 export CONFIRM_IDS=${CONFIRM_IDS:-} CONFIRM_LABELS=${CONFIRM_LABELS:-} CONFIRM_CELLS=${CONFIRM_CELLS:-}
              fi
              # The first run's fio time per cell, unless told otherwise.
              RUNTIME_MS=${RUNTIME_MS:-$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["meta"]["runtime_ms"])' "$first")} ;;
