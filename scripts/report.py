@@ -600,27 +600,18 @@ def ratio_interval(c, r):
 SAME_SLEEPS = 0.05  # context switches per I/O within which two loads count as in one phase
 
 
-def same_sleep_ratio(c, r):
-    """Loads `c` (C) and `r` (Rust), each (IOPS, fio's context switches per
-    I/O): the median IOPS ratio over the pairs of a C and a Rust load whose
-    jobs slept about as often (within SAME_SLEEPS per I/O), and the number
-    of such pairs; (None, 0) if there are none. In icount whether a job
-    finds its I/O done before it sleeps depends on where the vCPUs' turns
-    and the guest's timers fall (results/interleave.md), a phase that holds
-    for a load and moves a cell by a few percent with no change in the
-    path; loads in the same phase compare the paths."""
-    xs = [ri / ci for ci, cc in c for ri, rc in r
-          if cc is not None and rc is not None and abs(cc - rc) <= SAME_SLEEPS]
-    return (statistics.median(xs), len(xs)) if xs else (None, 0)
-
-
 def same_sleep_interval(c, r):
     """The verdict's view at equal sleeps: `ratio_interval` over the loads of
     `c` (C) and `r` (Rust), each (IOPS, context switches per I/O), of the
-    phase both drivers' loads share most. A phase is a run of loads whose
+    phase both drivers' loads share most. In icount whether a job finds its
+    I/O done before it sleeps depends on where the vCPUs' turns and the
+    guest's timers fall (results/interleave.md), a phase that holds for a
+    load and moves a cell by a few percent with no change in the path;
+    loads in the same phase compare the paths. A phase is a run of loads whose
     sleeps per I/O lie within SAME_SLEEPS of the next (both drivers' loads
     sorted together); the one with the most loads of its scarcer driver is
-    taken. None if no phase has two loads of each driver."""
+    taken. Returns the interval (None if no phase has two loads of each
+    driver) and how many loads of C and of Rust it rests on."""
     pts = sorted([(s, 0, x) for x, s in c if s is not None] + [(s, 1, x) for x, s in r if s is not None])
     phases, cur = [], []
     for p in pts:
@@ -636,13 +627,18 @@ def same_sleep_interval(c, r):
         key = (min(len(cx), len(rx)), len(ph))
         if key[0] >= 2 and (best is None or key > best[0]):
             best = (key, cx, rx)
-    return ratio_interval(best[1], best[2]) if best else None
+    return (ratio_interval(best[1], best[2]), (len(best[1]), len(best[2]))) if best else (None, (0, 0))
 
 
 def verdict_of(ci):
     """below / not below / undecided for a ratio interval (or n/a)."""
     return ("n/a" if ci is None else "below" if ci[2] < 0.99
             else "not below" if ci[1] >= 0.99 else "undecided")
+
+
+def emph(verdict):
+    """A verdict as the confirm's table shows it: below bold, undecided in italics."""
+    return {"below": "**below**", "undecided": "*undecided*"}.get(verdict, verdict)
 
 
 def report_confirm():
@@ -692,19 +688,17 @@ def report_confirm():
            "lies below 0.99 is **below**, one whose interval lies at or above 0.99 is not, and one whose "
            "interval holds 0.99 is *undecided*: its loads spread too much for a 1% verdict.", "",
            "\"sleeps/IO\" is how often the fio jobs context-switched per I/O in the second run's loads "
-           "(fio's `ctx`; C's range; Rust's range), and \"same sleeps\" the median ratio over the pairs of "
-           f"a C and a Rust load whose jobs slept about as often (within {SAME_SLEEPS} per I/O), with the "
-           "number of such pairs: in icount a job that finds its I/O done before it sleeps saves the "
-           "scheduler's work both ways, and how often that happens is a phase of the vCPUs' turns and the "
-           "guest's timers that holds for a load (`results/interleave.md`), not the driver's path. A cell "
-           "whose loads differ in sleeps and in nothing else has a same-sleeps ratio near 1.", "",
-           "\"at equal sleeps\" is the verdict again over the loads of the phase the two drivers' loads "
-           "share most (`same_sleep_interval`: a phase is a run of loads whose sleeps per I/O lie within "
-           "that distance of the next): the same rule on the same 95% interval, for loads that slept alike. A cell whose C and Rust loads never slept alike has *no common "
+           "(fio's `ctx`; C's range; Rust's range). In icount a job that finds its I/O done before it "
+           "sleeps saves the scheduler's work both ways, and how often that happens is a phase of the "
+           "vCPUs' turns and the guest's timers that holds for a load (`results/interleave.md`), not the "
+           "driver's path. \"at equal sleeps\" is therefore the verdict again over the loads of the phase "
+           "the two drivers' loads share most (`same_sleep_interval`: a phase is a run of loads whose "
+           f"sleeps per I/O lie within {SAME_SLEEPS} of the next): the same rule on the same 95% interval, "
+           "for loads that slept alike. A cell whose C and Rust loads never slept alike has *no common "
            "phase*: icount cannot tell its drivers' paths apart at 1% (`results/interleave-fine.md` sweeps "
            "such a cell over `completion_nsec`).", "",
-           "| driver | workload | irq | mem | first: C / Rust IOPS | ×C | again: ×C per round | ×C (median) | below in both | all loads: ×C [95%] | verdict | sleeps/IO: C; Rust | same sleeps: ×C (pairs) | at equal sleeps: ×C [95%], verdict | runs again, per round: C; Rust |",
-           "|---|---|---|---|---:|---:|---|---:|---|---|---|---|---|---|---|"]
+           "| driver | workload | irq | mem | first: C / Rust IOPS | ×C | again: ×C per round | ×C (median) | below in both | all loads: ×C [95%] | verdict | sleeps/IO: C; Rust | at equal sleeps: ×C [95%] (loads), verdict | runs again, per round: C; Rust |",
+           "|---|---|---|---|---:|---:|---|---:|---|---|---|---|---|---|"]
     out, both = [], 0
     verdicts, same_verdicts = defaultdict(int), defaultdict(int)
     for l, k in cells:
@@ -722,13 +716,12 @@ def report_confirm():
         loads = lambda row: row.get("passes") or [row["iops"]]
         ci = ratio_interval([x for _, c2, _, _ in per if c2 for x in loads(c2)],
                             [x for _, _, r2, _ in per for x in loads(r2)])
-        verdict = {"below": "**below**", "undecided": "*undecided*"}.get(verdict_of(ci), verdict_of(ci))
-        verdicts[verdict.strip("*")] += 1
+        verdict = verdict_of(ci)
+        verdicts[verdict] += 1
         with_ctx = lambda row: list(zip(loads(row), row.get("passes_ctx") or [row.get("ctx_per_io")]))
         c_loads = [x for _, c2, _, _ in per if c2 for x in with_ctx(c2)]
         r_loads = [x for _, _, r2, _ in per for x in with_ctx(r2)]
-        xs_same, n_same = same_sleep_ratio(c_loads, r_loads)
-        ci_same = same_sleep_interval(c_loads, r_loads)
+        ci_same, n_same = same_sleep_interval(c_loads, r_loads)
         v_same = verdict_of(ci_same) if ci_same else "no common phase"
         same_verdicts[v_same] += 1
         sl = lambda ls: (lambda v: f"{min(v):.2f}-{max(v):.2f}" if v else "-")([x for _, x in ls if x is not None])
@@ -737,9 +730,10 @@ def report_confirm():
                   f"{c1['iops']:,.0f} / {r1['iops']:,.0f} | {x1:.3f} | "
                   + " ".join(rs(x) for *_, x in per) + f" | {rs(x2)} | "
                   + ("**yes**" if low else "no") + " | "
-                  + (f"{ci[0]:.3f} [{ci[1]:.3f}-{ci[2]:.3f}]" if ci else "-") + f" | {verdict} | "
-                  + f"{sl(c_loads)}; {sl(r_loads)} | " + (f"{xs_same:.3f} ({n_same})" if xs_same else "-") + " | "
-                  + (f"{ci_same[0]:.3f} [{ci_same[1]:.3f}-{ci_same[2]:.3f}] " if ci_same else "") + v_same + " | "
+                  + (f"{ci[0]:.3f} [{ci[1]:.3f}-{ci[2]:.3f}]" if ci else "-") + f" | {emph(verdict)} | "
+                  + f"{sl(c_loads)}; {sl(r_loads)} | "
+                  + (f"{ci_same[0]:.3f} [{ci_same[1]:.3f}-{ci_same[2]:.3f}] ({n_same[0]}; {n_same[1]}) "
+                     if ci_same else "") + emph(v_same) + " | "
                   + " / ".join((spread(c2) + "; " if c2 else "-; ") + spread(r2) for _, c2, r2, _ in per)
                   + " |")
         out.append({"label": l, "key": k, "first": {"c": c1["iops"], "rust": r1["iops"], "ratio": x1},
@@ -750,10 +744,10 @@ def report_confirm():
                         for m, c2, r2, x in per]},
                     "all_loads": ({"ratio": ci[0], "lo95": ci[1], "hi95": ci[2]} if ci else None),
                     "sleeps_per_io": {"c": [x for _, x in c_loads], "rust": [x for _, x in r_loads]},
-                    "same_sleeps": {"ratio": xs_same, "pairs": n_same,
-                                    "interval": ({"ratio": ci_same[0], "lo95": ci_same[1], "hi95": ci_same[2]}
-                                                 if ci_same else None), "verdict": v_same},
-                    "verdict": verdict.strip("*"), "below_in_both": low})
+                    "same_sleeps": {"interval": ({"ratio": ci_same[0], "lo95": ci_same[1], "hi95": ci_same[2]}
+                                                 if ci_same else None),
+                                    "loads": {"c": n_same[0], "rust": n_same[1]}, "verdict": v_same},
+                    "verdict": verdict, "below_in_both": low})
     md += ["", f"{len(cells)} cells run again in {n} round(s); {both} below 0.99x in the first run "
            "and in the median of the rounds. Over all loads of the second run: "
            f"{verdicts['below']} below, {verdicts['not below']} not below, {verdicts['undecided']} undecided. "
