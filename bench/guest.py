@@ -239,14 +239,40 @@ def huge_pages(c):
     return (-(-c["qd"] * size_bytes(c["bs"]) // HUGEPAGE) + 2) * c["jobs"]
 
 
+# The file behind fio's buffers for the cells that ask for shared buffers
+# (`"iomem": "shared"`), on the guest's tmpfs.
+SHARED_BUFFERS = "/tmp/fio-buffers"
+
+
+def shared_buffers(cells):
+    """Makes SHARED_BUFFERS big enough for the cells that ask (`"iomem":
+    "shared"`), its pages written once: every such fio job then maps the
+    same file (fio `iomem=mmapshared:FILE` neither truncates nor unlinks a
+    file that exists), so C's and Rust's runs of a cell put their I/O in
+    the same physical pages, and a request has as many segments with one
+    driver as with the other, whatever the runs before left of the memory.
+    A job maps iodepth x bs and some alignment; both jobs of a cell map the
+    same pages. Returns the fio line for such a cell."""
+    need = max([c["qd"] * size_bytes(c["bs"]) + HUGEPAGE for c in cells if c.get("iomem") == "shared"],
+               default=0)
+    have = os.path.getsize(SHARED_BUFFERS) if os.path.exists(SHARED_BUFFERS) else 0
+    if need > have:
+        # Appended, so that the pages of the part that exists stay as they are.
+        with open(SHARED_BUFFERS, "ab") as f:
+            f.write(bytes(need - have))
+    return [f"iomem=mmapshared:{SHARED_BUFFERS}"]
+
+
 def iomem(cells):
     """fio's buffers in huge pages for the cells that ask (`"iomem":
     "mmaphuge"`): then every I/O's buffer is physically contiguous, and the
     segments per request no longer depend on what earlier runs left of the
     memory. Enough huge pages for all of `cells` (one fio process) are
     reserved first; if the kernel cannot give them, the cells fail (their
-    rows record the error) rather than running on small pages. Returns the
-    fio lines of each cell."""
+    rows record the error) rather than running on small pages. The cells
+    that ask for shared buffers (`"iomem": "shared"`) get the same pages
+    every run (`shared_buffers`). Returns the fio lines of each cell."""
+    shared = shared_buffers(cells)
     need = sum(huge_pages(c) for c in cells)
     have = int(rd("/proc/sys/vm/nr_hugepages", "0"))
     if need > have:
@@ -257,7 +283,8 @@ def iomem(cells):
         have = int(rd("/proc/sys/vm/nr_hugepages", "0"))
         if have < need:
             raise RuntimeError(f"only {have} of {need} huge pages for fio's buffers")
-    return [["iomem=mmaphuge", f"hugepage-size={HUGEPAGE}"] if huge_pages(c) else [] for c in cells]
+    return [["iomem=mmaphuge", f"hugepage-size={HUGEPAGE}"] if huge_pages(c)
+            else shared if c.get("iomem") == "shared" else [] for c in cells]
 
 
 def pinned(c):
