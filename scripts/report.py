@@ -34,10 +34,20 @@ ap.add_argument("results")
 ap.add_argument("outdir")
 ap.add_argument("--meta")
 ap.add_argument("--first", help="confirm: the run whose cells below 0.99x were run again")
+ap.add_argument("--pool", action="append", default=[],
+                help="confirm: the rows of an earlier confirm (its JSON lines) to count with these, "
+                     "for the cells both ran; its rounds follow this run's")
 args = ap.parse_args()
 os.makedirs(args.outdir, exist_ok=True)
 meta = json.load(open(args.meta)) if args.meta else {}
 allrows = [json.loads(l) for l in open(args.results) if l.strip()]
+for path in args.pool:
+    # An earlier confirm's rounds, numbered after the ones so far, for the
+    # cells this run has (each round keeps its C and Rust loads together).
+    keys = {r.get("key") for r in allrows}
+    last = max((r.get("round", 1) for r in allrows), default=0)
+    allrows += [dict(r, round=last + r.get("round", 1)) for r in
+                (json.loads(l) for l in open(path) if l.strip()) if r.get("key") in keys]
 
 
 def cell_runs(r):

@@ -48,6 +48,14 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/env.sh
 kind=${1:-subset}
+# The knobs given in the environment, which a result's command line shows
+# before a make target's name (BENCH_COMMAND from the Makefile).
+knobs=
+for v in RUNTIME_MS SAMPLES WALLCLOCK VIRTIO BENCH_GUESTS NULL_ABBA NULL_PIN NULL_HUGE CONFIRM_ROUNDS \
+         CONFIRM_ABBA CONFIRM_IDS CONFIRM_LABELS CONFIRM_CELLS INTERLEAVE_NSEC INTERLEAVE_RES; do
+    [[ -n ${!v:-} ]] && knobs+="$v=${!v@Q} "
+done
+[[ -n ${BENCH_COMMAND:-} ]] && BENCH_COMMAND="$knobs$BENCH_COMMAND"
 case $kind in
     subset) res=results timeout=1800 ;;
     full) res=results/full timeout=$((8 * 3600)) ;;
