@@ -3,7 +3,11 @@
 # side by side, each for one fio run, with sync(2) between the phases (the
 # insn_profile plugin cuts its table at every sync(2)).
 #
-#   bench/profile-guest.sh [RUNTIME_MS]
+#   bench/profile-guest.sh [RUNTIME_MS [BS [ORDER [RW [SHARED]]]]]
+#
+# RW is fio's rw (randread, or randwrite); SHARED=1 maps every fio run's
+# buffers from one tmpfs file written once (fio iomem=mmapshared), so both
+# drivers' requests have the same segments (bench/guest.py shared_buffers).
 #
 # Loads the drivers as bench/guest.py does (rvirtio_blk binds both disks,
 # the one with serial bench-c is unbound and handed to virtio_blk),
@@ -18,6 +22,10 @@ set -euo pipefail
 runtime=${1:-500}
 bs=${2:-4k}
 order=${3:-c-first}
+rw=${4:-randread}
+shared=${5:-0}
+case $rw in randread|randwrite) ;; *) echo "rw must be randread or randwrite, not $rw" >&2; exit 1 ;; esac
+case $shared in 0|1) ;; *) echo "shared must be 0 or 1, not $shared" >&2; exit 1 ;; esac
 say() { echo "BENCH $*"; }
 rd() { cat "$1" 2>/dev/null || true; }
 wait_serial() { # PREFIX SERIAL: the disk PREFIX* with that serial
@@ -46,15 +54,21 @@ done
 say "C virtio_blk on $cdev, rvirtio_blk on $rust ($(cat /sys/block/$cdev/mq/*/nr_tags 2>/dev/null | head -1) tags; hw queues: C $(ls /sys/block/$cdev/mq | wc -l), Rust $(ls /sys/block/$rust/mq | wc -l))"
 echo 0 > /proc/sys/kernel/kptr_restrict
 cat /proc/kallsyms > "$OUT/kallsyms"
-printf '{"c": "%s", "rust": "%s", "runtime_ms": %s, "bs": "%s"}\n' "$cdev" "$rust" "$runtime" "$bs" > "$OUT/disks.json"
+printf '{"c": "%s", "rust": "%s", "runtime_ms": %s, "bs": "%s", "rw": "%s", "shared": %s}\n' \
+    "$cdev" "$rust" "$runtime" "$bs" "$rw" "$shared" > "$OUT/disks.json"
 
+mem=()
+if [[ $shared == 1 ]]; then
+    # 32 I/Os of the largest size (1 MiB) and fio's alignment, written now.
+    dd if=/dev/zero of=/tmp/fio-buffers bs=1M count=34 status=none
+    mem=(--iomem=mmapshared:/tmp/fio-buffers)
+fi
 job() { # DEV NAME RUNTIME_MS
-    fio --name="$2" --filename="/dev/$1" --rw=randread --bs="$bs" --ioengine=libaio --iodepth=32 \
+    fio --name="$2" --filename="/dev/$1" --rw="$rw" --bs="$bs" --ioengine=libaio --iodepth=32 \
         --numjobs=2 --direct=1 --time_based --runtime="${3}ms" --size=256M \
-        --group_reporting --randrepeat=1 --norandommap --disk_util=0 \
+        --group_reporting --randrepeat=1 --norandommap --disk_util=0 "${mem[@]}" \
         --output-format=json --output="/tmp/fio-$2.json" --eta=never
 }
-reads() { read -r n _ < "/sys/block/$1/stat"; echo "$n"; } # reads completed
 # warm-up, outside every measured phase: fio's pages, slab caches, both disks
 job "$cdev" warm 100
 job "$rust" warm 100
@@ -70,7 +84,12 @@ job "$rust" rust "$runtime"
 # clock, and wait on a FIFO that never has data (read -t) instead of sleep(1).
 mkfifo /tmp/nap && exec {nap}<> /tmp/nap
 window_s=$(awk -v m="$runtime" 'BEGIN { print m / 1000 }')
-reads_into() { local _x; read -r "$1" _x < "/sys/block/$2/stat"; } # VAR DEV: reads completed
+# VAR DEV: the disk's completed I/Os of fio's direction (reads or writes)
+reads_into() {
+    local -a _f
+    read -r -a _f < "/sys/block/$2/stat"
+    if [[ $rw == randwrite ]]; then printf -v "$1" '%s' "${_f[4]}"; else printf -v "$1" '%s' "${_f[0]}"; fi
+}
 usecs() { local t=${EPOCHREALTIME/./}; printf -v "$1" '%s' "$t"; }    # VAR: guest time in us
 window() { # DEV NAME
     local r0 r1 t0 t1 start n pid

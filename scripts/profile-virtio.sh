@@ -12,16 +12,25 @@
 #   scripts/profile-virtio.sh [RUNTIME_MS]     (500 ms of guest time)
 #   PROFILE_BS=256k scripts/profile-virtio.sh  (another block size; 4k default)
 #   PROFILE_ORDER=rust-first ...               (rvirtio_blk's window first)
+#   PROFILE_RW=randwrite ...                   (writes; randread default)
+#   PROFILE_SHARED=1 ...                       (every fio run's buffers in the
+#       same tmpfs pages: both drivers' requests get the same segments)
 #
 # Results: results/insn-profile.{md,json} (results/insn-profile-<BS>.* for
-# another block size); raw data in out/profile-virtio/.
+# another block size, -<RW> and -shared added likewise), or PROFILE_OUT
+# (a path without .md/.json); raw data in out/profile-virtio/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/env.sh
 runtime=${1:-${RUNTIME_MS:-500}}
 bs=${PROFILE_BS:-4k}
+rw=${PROFILE_RW:-randread}
+shared=${PROFILE_SHARED:-0}
 name=insn-profile
-[[ $bs == 4k ]] || name=insn-profile-$bs
+[[ $rw == randread ]] || name+=-$rw
+[[ $bs == 4k ]] || name+=-$bs
+[[ $shared == 0 ]] || name+=-shared
+dest=${PROFILE_OUT:-results/$name}
 outdir=$REPO/out/profile-virtio
 . bench/lib.sh
 mark=$(profile_mark)
@@ -36,10 +45,11 @@ for d in r c; do
     qemu+=(--qemu -drive --qemu "if=none,id=$d,driver=null-co,size=1G,read-zeroes=off")
     qemu+=(--qemu -device --qemu "virtio-blk-pci,drive=$d,serial=bench-$d,num-queues=2$ioeventfd")
 done
-log "icount guest with insn_profile (mark __x64_sys_sync at 0x$mark), fio ${runtime} ms per driver, bs $bs"
+log "icount guest with insn_profile (mark __x64_sys_sync at 0x$mark), fio ${runtime} ms per driver, $rw bs $bs$( [[ $shared == 0 ]] || echo ', shared buffers')"
 VM_ACCEL=icount scripts/vm.sh --cpus 2 --out "$outdir" --timeout "${PROFILE_TIMEOUT:-900}" "${qemu[@]}" \
-    -- bash bench/profile-guest.sh "$runtime" "$bs" "${PROFILE_ORDER:-c-first}" > "$outdir/vm.log" 2>&1 \
+    -- bash bench/profile-guest.sh "$runtime" "$bs" "${PROFILE_ORDER:-c-first}" "$rw" "$shared" > "$outdir/vm.log" 2>&1 \
     || { tail -n 30 "$outdir/vm.log" >&2; die "profile guest failed ($outdir/vm.log)"; }
 # The guest's progress lines; none is not an error (the report checks the data).
 sed -n 's/\r$//; /^BENCH /p' "$outdir/vm.log" >&2
-python3 bench/insn-profile/report.py "$outdir" "results/$name"
+mkdir -p "$(dirname "$dest")"
+python3 bench/insn-profile/report.py "$outdir" "$dest"

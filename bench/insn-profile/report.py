@@ -258,12 +258,13 @@ def main():
     else:
         md = ["# Guest instructions per I/O: C virtio_blk vs rvirtio_blk", "",
               "From `scripts/profile-virtio.sh` (the insn_profile TCG plugin in an icount guest): "
-              f"{bs} randread, fio libaio 2 jobs x QD32, --direct=1, on QEMU null-co disks, 2 queues "
-              "each, scheduler none. Kernel instructions executed in a phase (both vCPUs), charged "
+              f"{bs} {disks.get('rw', 'randread')}, fio libaio 2 jobs x QD32, --direct=1"
+              + (", every run's buffers in the same tmpfs pages (`PROFILE_SHARED=1`)" if disks.get("shared") else "")
+              + ", on QEMU null-co disks, 2 queues each, scheduler none. Kernel instructions executed in a phase (both vCPUs), charged "
               "to functions by the guest's kallsyms, divided by the I/Os of the phase.", ""]
     if "window" in out:
         md += section("Steady state", "A window of fio's run cut from outside it (fio's start-up "
-                      "and exit are out); I/Os: the disk's completed reads in the window "
+                      "and exit are out); I/Os: the disk's completed I/Os in the window "
                       "(/sys/block/*/stat).", out["window"], a.top, mods)
     md += section("Whole fio run", "One fio run per driver (start-up and exit included, after a "
                   "warm-up run); I/Os: fio's total_ios.", out["whole"], a.top, mods)
