@@ -75,6 +75,9 @@ pub(crate) struct Owned {
     /// Data scatterlist.
     #[pin]
     sg: ChainedSgTable<INLINE>,
+    /// SG pool bytes of `sg`'s chained table, as the counters took them
+    /// (`Stats::mapped`); 0 when it has none.
+    sg_pool_bytes: u64,
 }
 
 /// The header of a request of type `type_` at `sector` (fields in device
@@ -103,6 +106,7 @@ impl VirtblkReq {
                 data_out: false,
                 ranges: KVec::new(),
                 sg <- ChainedSgTable::new(prealloc),
+                sg_pool_bytes: 0,
             }? Error)),
         }? Error)
     }
@@ -230,7 +234,7 @@ fn virtblk_map_data(vblk: &VirtioBlk, req: &Request, o: &mut OwnedProjection<'_>
     }
     let n = req.map_sg(o.sg.as_mut())?;
     if n > 0 {
-        vblk.stats.mapped(o.sg.orig_nents(), vblk.first_chunk);
+        *o.sg_pool_bytes = vblk.stats.mapped(o.sg.orig_nents(), vblk.first_chunk);
     }
     Ok(())
 }
@@ -241,7 +245,7 @@ fn virtblk_map_data(vblk: &VirtioBlk, req: &Request, o: &mut OwnedProjection<'_>
 #[inline]
 fn virtblk_cleanup(vblk: &VirtioBlk, o: &mut OwnedProjection<'_>) {
     if o.sg.is_allocated() {
-        vblk.stats.unmapped(o.sg.orig_nents(), vblk.first_chunk);
+        vblk.stats.unmapped(core::mem::take(o.sg_pool_bytes));
         o.sg.as_mut().free();
     }
 }

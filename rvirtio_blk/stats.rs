@@ -77,22 +77,30 @@ pub(crate) struct Stats {
 }
 
 impl Stats {
-    /// Accounts a request mapped with `nents` segments.
-    pub(crate) fn mapped(&self, nents: u32, first_chunk: u32) {
+    /// Accounts a request mapped with `nents` segments. Returns the SG pool
+    /// bytes its chained table holds (0 if it has none), which the request
+    /// keeps for [`Stats::unmapped`]: the table's size is worked out once
+    /// per request, not again at its completion.
+    pub(crate) fn mapped(&self, nents: u32, first_chunk: u32) -> u64 {
         self.requests.fetch_add(1, Relaxed);
-        if sg_plan::needs_chained_table(nents, first_chunk) {
-            self.chained.fetch_add(1, Relaxed);
-            let b = sg_plan::chained_table_bytes(nents, first_chunk, sg_size());
-            let now = self.sg_bytes.fetch_add(b, Relaxed) + b;
+        if !sg_plan::needs_chained_table(nents, first_chunk) {
+            return 0;
+        }
+        self.chained.fetch_add(1, Relaxed);
+        let b = sg_plan::chained_table_bytes(nents, first_chunk, sg_size());
+        let now = self.sg_bytes.fetch_add(b, Relaxed) + b;
+        // A new peak is rare: a plain load first spares the locked update.
+        if now > self.sg_bytes_peak.load(Relaxed) {
             self.sg_bytes_peak.fetch_max(now, Relaxed);
         }
+        b
     }
 
-    /// Accounts the release of a request mapped with `nents` segments.
-    pub(crate) fn unmapped(&self, nents: u32, first_chunk: u32) {
-        if sg_plan::needs_chained_table(nents, first_chunk) {
-            let b = sg_plan::chained_table_bytes(nents, first_chunk, sg_size());
-            self.sg_bytes.fetch_sub(b, Relaxed);
+    /// Accounts the release of a request's chained table of `bytes` SG pool
+    /// bytes, as [`Stats::mapped`] returned them.
+    pub(crate) fn unmapped(&self, bytes: u64) {
+        if bytes != 0 {
+            self.sg_bytes.fetch_sub(bytes, Relaxed);
         }
     }
 
