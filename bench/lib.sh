@@ -1,6 +1,17 @@
 # Host-side helpers of scripts/run.sh and scripts/bench-virtio.sh. Source it
 # after scripts/env.sh.
 
+# The plots need matplotlib, which scripts/setup-host.sh installs for
+# Debian's python3; a python3 earlier in PATH (pyenv, a venv) may lack it,
+# and then every report is written without its plot. The benchmarks then
+# run Debian's python3 instead.
+if [[ -x /usr/bin/python3 ]] && ! python3 -c 'import matplotlib' 2>/dev/null \
+    && /usr/bin/python3 -c 'import matplotlib' 2>/dev/null; then
+    mkdir -p "$REPO/out/bin"
+    ln -sf /usr/bin/python3 "$REPO/out/bin/python3"
+    export PATH=$REPO/out/bin:$PATH
+fi
+
 # Wall time since BENCH_START (epoch seconds, set by the first script), as m:ss.
 export BENCH_START=${BENCH_START:-$(date +%s)}
 bench_elapsed() { local s=$(($(date +%s) - BENCH_START)); printf '%d:%02d' $((s / 60)) $((s % 60)); }

@@ -199,10 +199,11 @@ def virtio(kind, samples):
                     # one segment per I/O whatever earlier runs left of the
                     # memory, and so no chained SG tables either
                     c["iomem"] = "mmaphuge"
-                elif os.environ.get("VIRTIO_SHARED", "0") == "1":
+                elif os.environ.get("VIRTIO_SHARED", "1") == "1":
                     # every run's buffers in the same small pages
-                    # (bench/guest.py shared_buffers): both drivers' requests
-                    # get the same segments, and large ones still chain
+                    # (bench/guest.py shared_buffers, the default): both
+                    # drivers' requests get the same segments, and large
+                    # ones still chain
                     c["iomem"] = "shared"
                 pair = [dict(c, role="c", label="virtio_blk", baseline=True),
                         dict(c, role="rust", label=label)]
