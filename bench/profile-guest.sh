@@ -59,8 +59,10 @@ printf '{"c": "%s", "rust": "%s", "runtime_ms": %s, "bs": "%s", "rw": "%s", "sha
 
 mem=()
 if [[ $shared == 1 ]]; then
-    # 32 I/Os of the largest size (1 MiB) and fio's alignment, written now.
-    dd if=/dev/zero of=/tmp/fio-buffers bs=1M count=34 status=none
+    # As bench/guest.py shared_buffers: iodepth x bs and 2 MiB for fio's
+    # alignment, written now (the path is the same, on the guest's tmpfs).
+    bytes=$(( 32 * $(numfmt --from=iec "${bs^^}") + (2 << 20) ))
+    head -c "$bytes" /dev/zero > /tmp/fio-buffers
     mem=(--iomem=mmapshared:/tmp/fio-buffers)
 fi
 job() { # DEV NAME RUNTIME_MS
