@@ -24,7 +24,6 @@ use kernel::{
         HwQueues, TagSet, TagSetFlags,
     },
     device,
-    devres::Devres,
     new_mutex, new_work,
     prelude::*,
     static_lock_class,
@@ -115,7 +114,7 @@ impl Drop for Index {
 pub(crate) struct VirtioBlk {
     vdev: ARef<virtio::Device>,
     /// The device while it is bound, for sysfs, debugfs and the config work.
-    binding: Devres<virtio::Binding>,
+    binding: virtio::Binding,
     /// Request virtqueues, one per hardware queue.
     pub(crate) vqs: KVec<Arc<Queue<VirtBlkVq>>>,
     /// Entries in the first chunk of each request's scatterlist table.
@@ -134,17 +133,15 @@ impl VirtioBlk {
         &self.vdev
     }
 
-    /// Runs `f` with the bound device (config space access), in an RCU
-    /// read-side section, so `f` must not sleep; `ENODEV` once the driver
-    /// is unbound. The disk's sysfs attributes, the config work and the
-    /// debugfs files all go before the unbind, so they always find it.
+    /// Runs `f` with the bound device (config space access, which may
+    /// sleep); `ENODEV` once the driver is unbound. The disk's sysfs
+    /// attributes, the config work and the debugfs files all go before the
+    /// unbind, so they always find it.
     pub(crate) fn with_bound<R>(
         &self,
         f: impl FnOnce(&virtio::Device<device::Bound>) -> R,
     ) -> Result<R> {
-        self.binding
-            .try_access_with(|b| f(b.device()))
-            .ok_or(ENODEV)
+        self.binding.with_bound(f).ok_or(ENODEV)
     }
 
     /// The serial (GET_ID), NUL-terminated; empty if the device has none.
