@@ -556,6 +556,11 @@ def progress(n, total, g, cell, row, base):
 
 
 def main():
+    if sys.argv[1] == "shared-buffers":
+        # QD BS: the file for one fio job of that depth and block size, for
+        # bench/profile-guest.sh; prints the fio option.
+        print(shared_buffers([{"qd": int(sys.argv[2]), "bs": sys.argv[3], "iomem": "shared"}])[0])
+        return 0
     plan = json.load(open(sys.argv[1]))
     out = open(sys.argv[2], "a")
     runtime, ramp = plan["runtime_ms"], plan["ramp_ms"]

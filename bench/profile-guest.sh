@@ -59,11 +59,9 @@ printf '{"c": "%s", "rust": "%s", "runtime_ms": %s, "bs": "%s", "rw": "%s", "sha
 
 mem=()
 if [[ $shared == 1 ]]; then
-    # As bench/guest.py shared_buffers: iodepth x bs and 2 MiB for fio's
-    # alignment, written now (the path is the same, on the guest's tmpfs).
-    bytes=$(( 32 * $(numfmt --from=iec "${bs^^}") + (2 << 20) ))
-    head -c "$bytes" /dev/zero > /tmp/fio-buffers
-    mem=(--iomem=mmapshared:/tmp/fio-buffers)
+    # bench/guest.py's file, made as it makes it: iodepth x bs and 2 MiB for
+    # fio's alignment, written now.
+    mem=(--"$(python3 bench/guest.py shared-buffers 32 "$bs")")
 fi
 job() { # DEV NAME RUNTIME_MS
     fio --name="$2" --filename="/dev/$1" --rw="$rw" --bs="$bs" --ioengine=libaio --iodepth=32 \
@@ -74,10 +72,17 @@ job() { # DEV NAME RUNTIME_MS
 # warm-up, outside every measured phase: fio's pages, slab caches, both disks
 job "$cdev" warm 100
 job "$rust" warm 100
-sync                # phase 1: C virtio_blk, one whole fio run
-job "$cdev" c "$runtime"
-sync                # phase 2: rvirtio_blk, the same
-job "$rust" rust "$runtime"
+# phase 1: C virtio_blk, one whole fio run; phase 2: rvirtio_blk, the same
+# (PROFILE_ORDER=rust-first: the other way round, as for the windows below)
+if [[ ${order} == rust-first ]]; then
+    sync; job "$rust" rust "$runtime"
+    sync; job "$cdev" c "$runtime"
+    whc=2 whr=1
+else
+    sync; job "$cdev" c "$runtime"
+    sync; job "$rust" rust "$runtime"
+    whc=1 whr=2
+fi
 # Steady-state windows: fio runs for runtime + 400 ms; once the disk has
 # completed 1000 reads (fio's start-up is over) and 100 ms more, the phase
 # is cut from outside fio for `runtime` ms of guest time; the I/Os are the
@@ -116,16 +121,16 @@ window() { # DEV NAME
 }
 sync                # phase 3: not measured
 # phase 4: the first window; phase 5: not measured; phase 6: the second.
-# PROFILE_ORDER=rust-first measures rvirtio_blk's window first (what an
-# earlier window leaves behind, e.g. fragmented memory for fio's buffers,
-# then weighs on the other driver).
+# PROFILE_ORDER=rust-first measures rvirtio_blk's whole run and window first
+# (what an earlier phase leaves behind, e.g. fragmented memory for fio's
+# buffers, then weighs on the other driver).
 if [[ ${order} == rust-first ]]; then
     window "$rust" rustwin; window "$cdev" cwin; wc=6 wr=4
 else
     window "$cdev" cwin; window "$rust" rustwin; wc=4 wr=6
 fi
 cp /tmp/fio-c.json /tmp/fio-rust.json /tmp/fio-cwin.json /tmp/fio-rustwin.json "$OUT/"
-printf '{"whole": {"c": 1, "rust": 2}, "window": {"c": %s, "rust": %s}, "window_ios": {"c": %s, "rust": %s}, "window_us": {"c": %s, "rust": %s}}\n' "$wc" "$wr" \
+printf '{"whole": {"c": %s, "rust": %s}, "window": {"c": %s, "rust": %s}, "window_ios": {"c": %s, "rust": %s}, "window_us": {"c": %s, "rust": %s}}\n' "$whc" "$whr" "$wc" "$wr" \
     "$(cat /tmp/window-cwin.ios)" "$(cat /tmp/window-rustwin.ios)" \
     "$(cat /tmp/window-cwin.us)" "$(cat /tmp/window-rustwin.us)" > "$OUT/phases.json"
 say "fio done: whole runs C $(grep -m1 '"total_ios"' /tmp/fio-c.json | tr -dc 0-9), Rust $(grep -m1 '"total_ios"' /tmp/fio-rust.json | tr -dc 0-9) I/Os; windows C $(cat /tmp/window-cwin.ios), Rust $(cat /tmp/window-rustwin.ios) I/Os"

@@ -11,7 +11,7 @@
 #
 #   scripts/profile-virtio.sh [RUNTIME_MS]     (500 ms of guest time)
 #   PROFILE_BS=256k scripts/profile-virtio.sh  (another block size; 4k default)
-#   PROFILE_ORDER=rust-first ...               (rvirtio_blk's window first)
+#   PROFILE_ORDER=rust-first ...               (rvirtio_blk's whole run and window first)
 #   PROFILE_RW=randwrite ...                   (writes; randread default)
 #   PROFILE_SHARED=1 ...                       (every fio run's buffers in the
 #       same tmpfs pages: both drivers' requests get the same segments)

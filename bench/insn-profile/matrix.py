@@ -66,7 +66,9 @@ def main():
           "completions one interrupt reaps, so these counts carry some of that too. They do not see "
           "cache misses or the real cost of atomics.", "",
           "\"steady state\" is a window cut from the middle of a fio run; \"whole run\" is fio's run with "
-          "its start-up and exit. \"driver\" is the module's own instructions plus the Rust helpers "
+          "its start-up and exit, C's first unless `PROFILE_ORDER=rust-first`: a guest's second whole "
+          "run costs 6-9 million instructions more in fio's start-up and exit, whichever driver runs "
+          "it. \"driver\" is the module's own instructions plus the Rust helpers "
           "(`rust_helper_*`), Rust minus C.", "",
           "| workload | C kernel insns / I/O | Rust kernel insns / I/O | Rust / C | driver: Rust - C | "
           "whole run: C | Rust | Rust / C |",
