@@ -14,8 +14,10 @@
 # request-based C null_blk, which has no bio mode in 7.3); PROFILE_MEM=1
 # memory-backed disks (written through once first, as the benchmark does).
 #
-# Results: results/insn-profile-null-<rw>-<bs>-qd<qd>-irq<irq>.{md,json};
-# raw data in out/profile-null/.
+# Results: results/profiles/insn-profile-null-<rw>-<bs>-qd<qd>-irq<irq>.{md,json}
+# (qd<qd>x<jobs> with PROFILE_JOBS > 1; -mem1, -bio, -alone appended for
+# PROFILE_MEM=1, PROFILE_RUST_QUEUE_MODE=0, PROFILE_LOAD=alone); raw data in
+# out/profile-null/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/env.sh
@@ -33,7 +35,7 @@ outdir=$REPO/out/profile-null
 mark=$(profile_mark)
 [[ -f ${MODDIR:-$REPO}/rnull_split/rnull_split.ko ]] || die "no rnull_split.ko: run 'make modules' first"
 make -s -C bench/insn-profile >&2
-mkdir -p "$outdir" results
+mkdir -p "$outdir" results/profiles
 rm -f "$outdir"/{profile.txt,kallsyms*,fio-*.json,disks.json,phases.json}
 qemu=(--qemu "-plugin" --qemu "file=$REPO/bench/insn-profile/insn_profile.so,mark=0x$mark,out=$outdir/profile.txt")
 log "icount guest with insn_profile, fio $rw $bs QD$qd irqmode=$irq, loaded $load, ${runtime} ms per driver"
@@ -41,4 +43,4 @@ VM_ACCEL=icount scripts/vm.sh --cpus 2 --out "$outdir" --timeout "${PROFILE_TIME
     -- bash bench/profile-null-guest.sh "$runtime" "$rw" "$bs" "$qd" "$irq" "$load" "$jobs" "$rust_qm" "$mem" > "$outdir/vm.log" 2>&1 \
     || { tail -n 30 "$outdir/vm.log" >&2; die "profile guest failed ($outdir/vm.log)"; }
 sed -n 's/\r$//; /^BENCH /p' "$outdir/vm.log" >&2
-python3 bench/insn-profile/report.py "$outdir" "results/$name"
+python3 bench/insn-profile/report.py "$outdir" "results/profiles/$name"

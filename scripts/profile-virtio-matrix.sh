@@ -17,8 +17,8 @@
 # and how many completions one interrupt reaps. Each workload's guest runs
 # the C and the Rust driver one after the other in the same guest.
 #
-# Results: results/virtio-insns.{md,json,png}; each workload's profile in
-# out/profile-virtio-matrix/<rw>-<bs>.{md,json}.
+# Results: results/profiles/virtio-insns.{md,json,png}; each workload's
+# profile in out/profile-virtio-matrix/<rw>-<bs>.{md,json}.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/env.sh
@@ -30,7 +30,7 @@ shared=${PROFILE_SHARED:-1}
 dir=out/profile-virtio-matrix
 export BENCH_COMMAND=${BENCH_COMMAND:-"RUNTIME_MS=$runtime PROFILE_MATRIX_RW=\"$rws\" PROFILE_MATRIX_BS=\"$bss\" PROFILE_SHARED=$shared scripts/profile-virtio-matrix.sh"}
 rm -rf "$dir"
-mkdir -p "$dir" results
+mkdir -p "$dir" results/profiles
 bench_meta icount "$runtime" > "$dir/meta.json"
 for rw in $rws; do
     for bs in $bss; do
@@ -40,4 +40,4 @@ for rw in $rws; do
             || { tail -n 20 "$dir/$rw-$bs.log" >&2; die "profile of $rw $bs failed ($dir/$rw-$bs.log)"; }
     done
 done
-python3 bench/insn-profile/matrix.py "$dir" results/virtio-insns
+python3 bench/insn-profile/matrix.py "$dir" results/profiles/virtio-insns

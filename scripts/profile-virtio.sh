@@ -16,9 +16,10 @@
 #   PROFILE_SHARED=1 ...                       (every fio run's buffers in the
 #       same tmpfs pages: both drivers' requests get the same segments)
 #
-# Results: results/insn-profile.{md,json} (results/insn-profile-<BS>.* for
-# another block size, -<RW> and -shared added likewise), or PROFILE_OUT
-# (a path without .md/.json); raw data in out/profile-virtio/.
+# Results: results/profiles/insn-profile.{md,json}
+# (results/profiles/insn-profile-<BS>.* for another block size, -<RW> and
+# -shared added likewise), or PROFILE_OUT (a path without .md/.json); raw
+# data in out/profile-virtio/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/env.sh
@@ -30,13 +31,13 @@ name=insn-profile
 [[ $rw == randread ]] || name+=-$rw
 [[ $bs == 4k ]] || name+=-$bs
 [[ $shared == 0 ]] || name+=-shared
-dest=${PROFILE_OUT:-results/$name}
+dest=${PROFILE_OUT:-results/profiles/$name}
 outdir=$REPO/out/profile-virtio
 . bench/lib.sh
 mark=$(profile_mark)
 [[ -f rvirtio_blk/rvirtio_blk.ko ]] || die "no rvirtio_blk/rvirtio_blk.ko: run 'make modules' first"
 make -s -C bench/insn-profile >&2
-mkdir -p "$outdir" results
+mkdir -p "$outdir"
 rm -f "$outdir"/{profile.txt,kallsyms,fio-*.json,disks.json,phases.json}
 ioeventfd=
 [[ ${VIRTIO_IOEVENTFD:-1} == 0 ]] && ioeventfd=,ioeventfd=off
