@@ -20,6 +20,10 @@ BINDGEN_VERSION=0.71.1
 LLVM_SUFFIX=${LLVM_SUFFIX:--19}
 export LIBCLANG_PATH=${LIBCLANG_PATH:-/usr/lib/llvm${LLVM_SUFFIX}/lib}
 # Debian's rustc-web ships the matching rust-src; rustup's toolchain does not.
+# Pinned to bookworm main's 1.85.0 (7.3's minimum rustc), whose LLVM is 19,
+# the LLVM of clang-19: CONFIG_RUST_INLINE_HELPERS needs rustc and clang on one
+# LLVM (bookworm-security's 1.96 is LLVM 22). rustfmt-web is the same version.
+RUST_WEB_VERSION=${RUST_WEB_VERSION:-1.85.0+dfsg3-1~deb12u3}
 KMAKE_ARGS=(LLVM="$LLVM_SUFFIX" RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc
             HOSTRUSTC=/usr/bin/rustc BINDGEN="$BINDGEN")
 NPROC=$(nproc)

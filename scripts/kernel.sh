@@ -96,6 +96,9 @@ cache_key() {
     {
         echo "kver=$kver flavour=$FLAVOUR"
         /usr/bin/rustc --version; "$BINDGEN" --version; "clang$LLVM_SUFFIX" --version | head -1
+        # Debian's package revisions too: a rebuild of the same rustc
+        # (1.85.0+dfsg3-1~deb12u3 -> ...u4) keeps `rustc --version`.
+        dpkg-query -W -f='${Package} ${Version}\n' rustc-web rust-web-src "libllvm${LLVM_SUFFIX#-}" 2>/dev/null || true
         cat $(fragments)
         for p in $(patches); do basename "$p"; cat "$p"; done
     } | sha256sum | cut -c1-16
