@@ -15,12 +15,10 @@
 //! out).
 
 use crate::stats::Stats;
-use core::{
-    fmt,
-    sync::atomic::{AtomicU64, Ordering},
-};
+use core::fmt;
 use kernel::{
     debugfs::{self, Scope},
+    percpu::PerCpuCounter,
     prelude::*,
     str::CStr,
     sync::Arc,
@@ -45,8 +43,8 @@ pub(crate) struct Dir {
 }
 
 /// Show one counter as C's `debugfs_create_u64` does: `%llu\n`.
-fn show(counter: &AtomicU64, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-    writeln!(f, "{}", counter.load(Ordering::Relaxed))
+fn show(counter: &PerCpuCounter, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    writeln!(f, "{}", counter.sum())
 }
 
 impl Dir {

@@ -203,7 +203,7 @@ impl NullDevice {
             Some((faults, badblocks)) => (faults.clone(), Some(badblocks.clone())),
             None => (DeviceFaults::new(config, &name)?, None),
         };
-        let stats = Arc::new(Stats::default(), GFP_KERNEL)?;
+        let stats = Arc::new(Stats::new()?, GFP_KERNEL)?;
         let store = if config.memory_backed {
             // `cache_size` MiB of 4 KiB cache pages
             let cache_pages =

@@ -414,9 +414,7 @@ impl Operations for VirtioMq {
         drop(g);
         let found = done.finish();
         if found > 0 {
-            vblk.stats
-                .polled
-                .fetch_add(found.into(), core::sync::atomic::Ordering::Relaxed);
+            vblk.stats.polled.add(found.into());
         }
         found
     }

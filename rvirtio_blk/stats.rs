@@ -13,6 +13,15 @@
 //! - `ring_full`: times a request found the ring full;
 //! - `polled`: requests completed by polling a poll queue;
 //! - `vqN_requests`: requests submitted on virtqueue N;
+//!
+//! The counters that move with every I/O (`requests`, `polled`,
+//! `vqN_requests`, and `chained` for requests of more than two segments) are
+//! kept per CPU ([`PerCpuCounter`]): counting is one unlocked instruction on
+//! the local CPU's copy, with no cache line shared between the CPUs that
+//! submit and complete I/O; a read sums the copies. `sg_bytes` and
+//! `sg_bytes_peak` are one shared `AtomicU64` each, because a peak of the sum
+//! needs the sum: they move only for requests with a chained table, which
+//! take SG pool memory anyway;
 //! - `break_device` (write-only, for tests): marks the device broken like a
 //!   surprise removal does (`virtio_break_device`), so that requests in
 //!   flight are never answered and `remove` has to end them.
@@ -42,6 +51,7 @@ use core::sync::atomic::{
 use kernel::{
     debugfs::{self, Scope, ScopedDir},
     fmt,
+    percpu::PerCpuCounter,
     prelude::*,
     str::CString,
     sync::{global_lock, Arc, GlobalLock},
@@ -49,12 +59,11 @@ use kernel::{
 };
 
 /// The counters of one disk.
-#[derive(Default)]
 pub(crate) struct Stats {
     /// Data requests mapped.
-    pub(crate) requests: AtomicU64,
+    pub(crate) requests: PerCpuCounter,
     /// Requests that needed a chained table.
-    pub(crate) chained: AtomicU64,
+    pub(crate) chained: PerCpuCounter,
     /// SG pool bytes held now.
     pub(crate) sg_bytes: AtomicU64,
     /// Peak of `sg_bytes`.
@@ -73,20 +82,37 @@ pub(crate) struct Stats {
     /// hardware queue, `queue_rqs` requeues the request).
     pub(crate) ring_full: AtomicU64,
     /// Requests completed by polling a poll queue.
-    pub(crate) polled: AtomicU64,
+    pub(crate) polled: PerCpuCounter,
 }
 
 impl Stats {
+    /// Every counter at zero.
+    pub(crate) fn new() -> Result<Self> {
+        Ok(Self {
+            requests: PerCpuCounter::new(GFP_KERNEL)?,
+            chained: PerCpuCounter::new(GFP_KERNEL)?,
+            sg_bytes: AtomicU64::new(0),
+            sg_bytes_peak: AtomicU64::new(0),
+            pdu_bytes: AtomicU64::new(0),
+            inline_sg: AtomicU64::new(0),
+            tagset_sg_bytes: AtomicU64::new(0),
+            queue_depth: AtomicU64::new(0),
+            nr_hw_queues: AtomicU64::new(0),
+            ring_full: AtomicU64::new(0),
+            polled: PerCpuCounter::new(GFP_KERNEL)?,
+        })
+    }
+
     /// Accounts a request mapped with `nents` segments. Returns the SG pool
     /// bytes its chained table holds (0 if it has none), which the request
     /// keeps for [`Stats::unmapped`]: the table's size is worked out once
     /// per request, not again at its completion.
     pub(crate) fn mapped(&self, nents: u32, first_chunk: u32) -> u64 {
-        self.requests.fetch_add(1, Relaxed);
+        self.requests.inc();
         if !sg_plan::needs_chained_table(nents, first_chunk) {
             return 0;
         }
-        self.chained.fetch_add(1, Relaxed);
+        self.chained.inc();
         let b = sg_plan::chained_table_bytes(nents, first_chunk, sg_size());
         let now = self.sg_bytes.fetch_add(b, Relaxed) + b;
         // A new peak is rare: a plain load first spares the locked update.
@@ -104,11 +130,18 @@ impl Stats {
         }
     }
 
-    /// Every counter with its debugfs file name.
-    fn named(&self) -> [(&'static CStr, &AtomicU64); 11] {
+    /// The per-CPU counters with their debugfs file names.
+    fn per_cpu(&self) -> [(&'static CStr, &PerCpuCounter); 3] {
         [
             (c"requests", &self.requests),
             (c"chained", &self.chained),
+            (c"polled", &self.polled),
+        ]
+    }
+
+    /// The other counters with their debugfs file names.
+    fn shared(&self) -> [(&'static CStr, &AtomicU64); 8] {
+        [
             (c"sg_bytes", &self.sg_bytes),
             (c"sg_bytes_peak", &self.sg_bytes_peak),
             (c"pdu_bytes", &self.pdu_bytes),
@@ -117,7 +150,6 @@ impl Stats {
             (c"queue_depth", &self.queue_depth),
             (c"nr_hw_queues", &self.nr_hw_queues),
             (c"ring_full", &self.ring_full),
-            (c"polled", &self.polled),
         ]
     }
 }
@@ -134,7 +166,7 @@ pub(crate) trait Shown: Send + Sync + 'static {
     fn stats(&self) -> &Stats;
 
     /// The requests submitted on each virtqueue, in order (`vqN_requests`).
-    fn vq_requests(&self) -> impl Iterator<Item = &AtomicU64>;
+    fn vq_requests(&self) -> impl Iterator<Item = &PerCpuCounter>;
 
     /// A write to `break_device`: called only by the file (see
     /// [`BreakWrite`]), so only while the [`DiskDir`] showing `self` exists
@@ -213,6 +245,11 @@ fn show(counter: &AtomicU64, f: &mut fmt::Formatter<'_>) -> fmt::Result {
     writeln!(f, "{}", counter.load(Relaxed))
 }
 
+/// Shows the sum of a per-CPU counter, likewise.
+fn show_sum(counter: &PerCpuCounter, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    writeln!(f, "{}", counter.sum())
+}
+
 /// A write to `break_device`, whatever was written.
 fn break_write<T: Shown>(state: &T, _data: &mut UserSliceReader) -> Result {
     state.break_device(&BreakWrite(()));
@@ -221,13 +258,16 @@ fn break_write<T: Shown>(state: &T, _data: &mut UserSliceReader) -> Result {
 
 /// Fills a disk's directory (see the module documentation).
 fn fill<'data, T: Shown>(state: &'data T, dir: &ScopedDir<'data, '_>) {
-    for (file, counter) in state.stats().named() {
+    for (file, counter) in state.stats().per_cpu() {
+        dir.read_callback_file(file, counter, &show_sum);
+    }
+    for (file, counter) in state.stats().shared() {
         dir.read_callback_file(file, counter, &show);
     }
     for (i, counter) in state.vq_requests().enumerate() {
         // (debugfs copies the name.)
         if let Ok(file) = CString::try_from_fmt(fmt!("vq{i}_requests")) {
-            dir.read_callback_file(&file, counter, &show);
+            dir.read_callback_file(&file, counter, &show_sum);
         }
     }
     dir.write_only_callback_file(c"break_device", state, &break_write::<T>);
