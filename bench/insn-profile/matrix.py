@@ -3,7 +3,9 @@
 the per-workload profiles in DIR (<rw>-<bs>.json, bench/insn-profile/
 report.py), one table of kernel instructions per I/O, C virtio_blk against
 rvirtio_blk, in the steady-state window and over the whole fio run, with
-the drivers' own modules and the Rust helpers apart; OUT.{md,json,png}.
+the drivers' own modules and the Rust helpers apart, and, from profiles
+made with a plugin that counts them, a table of locked instructions per
+I/O (total and on cache lines shared between vCPUs); OUT.{md,json,png}.
 
     matrix.py DIR OUT
 """
@@ -27,6 +29,11 @@ def cell(prof, view):
                   "module": g.get(MODS[k], {}).get(k, 0.0),
                   "helpers": g.get(HELPERS, {}).get(k, 0.0),
                   "guest_ns": t[k].get("guest_ns_per_io")}
+        if "locked_insns_per_io" in t[k]:
+            out[k]["locked"] = t[k]["locked_insns_per_io"]
+            out[k]["locked_shared"] = t[k]["locked_shared_insns_per_io"]
+    if "locked" in v:
+        out["locked_driver"] = v["locked"]["driver"]
     out["ratio"] = out["rust"]["kernel"] / out["c"]["kernel"]
     out["driver_diff"] = (out["rust"]["module"] + out["rust"]["helpers"]
                           - out["c"]["module"] - out["c"]["helpers"])
@@ -81,6 +88,28 @@ def main():
     md += ["", f"{len(rows)} workloads; rvirtio_blk's kernel instructions per I/O are at most "
            f"{worst:.4f}x C virtio_blk's (steady state); a workload's own profile (functions, groups) is "
            f"in `out/profile-virtio-matrix/<rw>-<bs>.md`.", ""]
+    locked = [r for r in rows if "locked_driver" in view(r) and "locked_driver" in r["whole"]]
+    if locked:
+        md += ["### Locked instructions per I/O", "",
+               "Locked guest kernel instructions (a LOCK prefix, or xchg with memory) per I/O, total / on "
+               "shared lines: a cache line is shared when locked instructions of more than one vCPU wrote "
+               "it in the phase (plain loads and stores are not tracked; insn_profile.c). \"driver\": C, "
+               "the virtio_blk module; Rust, the rvirtio_blk module, `rust_helper_*` and the kernel crate's "
+               "Rust in vmlinux. Steady state unless noted; a workload's functions are in its own "
+               "profile.", "",
+               "| workload | C: total / shared | Rust: total / shared | shared: Rust - C | driver C | "
+               "driver Rust | whole run, shared: Rust - C |",
+               "|---|---:|---:|---:|---:|---:|---:|"]
+        for r in locked:
+            w, h = view(r), r["whole"]
+            d = w["locked_driver"]
+            md.append(f"| {r['rw']} {r['bs']} QD32x2 libaio | {w['c']['locked']:,.3f} / "
+                      f"{w['c']['locked_shared']:,.3f} | {w['rust']['locked']:,.3f} / "
+                      f"{w['rust']['locked_shared']:,.3f} | "
+                      f"{w['rust']['locked_shared'] - w['c']['locked_shared']:+,.3f} | "
+                      f"{d['c']:,.3f} / {d['c_shared']:,.3f} | {d['rust']:,.3f} / {d['rust_shared']:,.3f} | "
+                      f"{h['rust']['locked_shared'] - h['c']['locked_shared']:+,.3f} |")
+        md += [""]
     with open(out + ".md", "w") as f:
         f.write("\n".join(md))
     with open(out + ".json", "w") as f:

@@ -5,13 +5,18 @@ rvirtio_blk, from an insn_profile run (scripts/profile-virtio.sh).
     bench/insn-profile/report.py DIR OUT_PREFIX [--c-phase N] [--rust-phase N] [--top N]
 
 DIR holds profile.txt (the plugin's phases: "phase N ..." headers, then
-"vaddr ninsns count" lines), kallsyms (the guest's /proc/kallsyms with the
-modules loaded; kallsyms-c and kallsyms-rust instead when the drivers were
-loaded one at a time, each taken while its driver was loaded), fio-c.json
-and fio-rust.json (fio --output-format=json).
+"vaddr ninsns count" lines, then "L vaddr count shared" lines, one per
+locked instruction executed, when the plugin counted them), kallsyms (the
+guest's /proc/kallsyms with the modules loaded; kallsyms-c and
+kallsyms-rust instead when the drivers were loaded one at a time, each
+taken while its driver was loaded), fio-c.json and fio-rust.json (fio
+--output-format=json).
 Each translation block is charged to the text symbol at or below its start
 address (a block that runs on past the function's end is charged whole to
-the function it starts in). Writes OUT_PREFIX.md and OUT_PREFIX.json.
+the function it starts in); each locked instruction to the symbol at or
+below its address, with its executions and those on cache lines that more
+than one vCPU wrote with locked instructions in the phase (insn_profile.c).
+Writes OUT_PREFIX.md and OUT_PREFIX.json.
 """
 import argparse, bisect, json, os, re, shutil, subprocess, sys
 from collections import defaultdict
@@ -75,7 +80,9 @@ def load_syms(path):
 
 
 def load_phases(path):
-    phases = []  # [{"header": {...}, "tbs": [(vaddr, ninsns, count)]}]
+    # [{"header": {...}, "tbs": [(vaddr, ninsns, count)], "locked": [(vaddr, count, shared)]}]
+    # ("locked" empty, and no locked_insns in the header, from a plugin without it)
+    phases = []
     for line in open(path):
         if line.startswith("phase "):
             w = line.split()
@@ -83,7 +90,10 @@ def load_phases(path):
             for kv in w[2:]:
                 k, v = kv.split("=")
                 hdr[k] = int(v) if v.isdigit() else v
-            phases.append({"header": hdr, "tbs": []})
+            phases.append({"header": hdr, "tbs": [], "locked": []})
+        elif line.startswith("L "):
+            _, a, c, sh = line.split()
+            phases[-1]["locked"].append((int(a, 16), int(c), int(sh)))
         else:
             a, n, c = line.split()
             phases[-1]["tbs"].append((int(a, 16), int(n), int(c)))
@@ -140,6 +150,65 @@ def per_function(phase, syms, addrs):
     return funcs, unknown
 
 
+def per_function_locked(phase, syms, addrs):
+    """Locked instructions of a phase by function: ({(name, mod): [count, shared]},
+    {(name, mod, offset): [count, shared]}, [unattributed count, shared])."""
+    funcs = defaultdict(lambda: [0, 0])
+    insns = defaultdict(lambda: [0, 0])
+    unknown = [0, 0]
+    for a, c, sh in phase["locked"]:
+        i = bisect.bisect_right(addrs, a) - 1
+        if i < 0:
+            unknown[0] += c
+            unknown[1] += sh
+            continue
+        base, name, mod = syms[i]
+        for d in (funcs[(name, mod)], insns[(name, mod, a - base)]):
+            d[0] += c
+            d[1] += sh
+    return funcs, insns, unknown
+
+
+RUST_ONLY_GROUPS = ("Rust helpers (rust_helper_*, vmlinux)", "Rust in vmlinux (kernel crate)")
+
+
+def compare_locked(res, ios, names, mods):
+    """The locked-instruction part of compare(): per I/O, by group, function
+    and instruction, C against Rust; "driver": the C driver's module against
+    the Rust driver's module, rust_helper_* and the kernel crate's Rust in
+    vmlinux (code that runs only for a Rust driver)."""
+    def rows_of(k_funcs, extra):
+        rows = []
+        for key in set(res["c"][k_funcs]) | set(res["rust"][k_funcs]):
+            c, cs = res["c"][k_funcs].get(key, (0, 0))
+            r, rs = res["rust"][k_funcs].get(key, (0, 0))
+            name, mod = key[0], key[1]
+            row = {"function": names.get(name, name), "symbol": name, "module": mod or "vmlinux"}
+            row.update(extra(key))
+            row.update({"c": c / ios["c"], "c_shared": cs / ios["c"],
+                        "rust": r / ios["rust"], "rust_shared": rs / ios["rust"]})
+            row["diff"] = row["rust"] - row["c"]
+            row["shared_diff"] = row["rust_shared"] - row["c_shared"]
+            rows.append(row)
+        rows.sort(key=lambda x: (-abs(x["shared_diff"]), -abs(x["diff"]), x["symbol"], x.get("offset", 0)))
+        return rows
+    funcs = rows_of("locked_funcs", lambda key: {"group": group_of(key[0], key[1])})
+    insns = rows_of("locked_insns", lambda key: {"offset": key[2]})
+    groups = defaultdict(lambda: {"c": 0.0, "c_shared": 0.0, "rust": 0.0, "rust_shared": 0.0})
+    for x in funcs:
+        for f in ("c", "c_shared", "rust", "rust_shared"):
+            groups[x["group"]][f] += x[f]
+    driver = {"c": 0.0, "c_shared": 0.0, "rust": 0.0, "rust_shared": 0.0}
+    for x in funcs:
+        if x["module"] == mods[0]:
+            driver["c"] += x["c"]
+            driver["c_shared"] += x["c_shared"]
+        if x["module"] == mods[1] or x["group"] in RUST_ONLY_GROUPS:
+            driver["rust"] += x["rust"]
+            driver["rust_shared"] += x["rust_shared"]
+    return {"groups": dict(groups), "driver": driver, "functions": funcs, "insns": insns}
+
+
 def compare(phases, syms, pc, pr, ios, fio, dem, window_us=None, mods=("virtio_blk", "rvirtio_blk")):
     """syms: {"c": (symbols, addresses), "rust": ...}, the symbol table of each side."""
     res = {}
@@ -149,13 +218,22 @@ def compare(phases, syms, pc, pr, ios, fio, dem, window_us=None, mods=("virtio_b
             sys.exit(f"no phase {pn} in profile.txt")
         funcs, unknown = per_function(ph, *syms[k])
         res[k] = {"funcs": funcs, "unknown": unknown, "user": ph["header"]["user_insns"],
-                  "kernel": sum(funcs.values()) + unknown}
+                  "kernel": sum(funcs.values()) + unknown,
+                  # a plugin that counts locked instructions says so in the header
+                  "has_locked": "locked_insns" in ph["header"]}
+        if res[k]["has_locked"]:
+            lf, li, lu = per_function_locked(ph, *syms[k])
+            res[k].update({"locked_funcs": lf, "locked_insns": li, "locked_unknown": lu,
+                           "locked": sum(v[0] for v in lf.values()) + lu[0],
+                           "locked_shared": sum(v[1] for v in lf.values()) + lu[1]})
     # sanity: the C phase runs virtio_blk's code, the Rust phase rvirtio_blk's
     for k, mod, pn in (("c", mods[0], pc), ("rust", mods[1], pr)):
         if not any(m == mod for (_, m) in res[k]["funcs"]):
             sys.exit(f"phase {pn} ({k}) ran no {mod} code: wrong phase numbers?")
+    has_locked = res["c"]["has_locked"] and res["rust"]["has_locked"]
     keys = set(res["c"]["funcs"]) | set(res["rust"]["funcs"])
-    names = dem(sorted({n for n, _ in keys}))
+    lkeys = set(res["c"].get("locked_funcs", ())) | set(res["rust"].get("locked_funcs", ()))
+    names = dem(sorted({n for n, _ in keys | lkeys}))
     rows = []
     for key in keys:
         c = res["c"]["funcs"].get(key, 0) / ios["c"]
@@ -179,8 +257,15 @@ def compare(phases, syms, pc, pr, ios, fio, dem, window_us=None, mods=("virtio_b
             tot[k]["guest_ns_per_io"] = 1e9 / fio[k]["iops"]
         elif window_us:
             tot[k]["guest_ns_per_io"] = window_us[k] * 1e3 / ios[k]
-    return {"phases": {"c": pc, "rust": pr}, "totals": tot,
-            "groups": {g: {"c": c, "rust": r} for g, (c, r) in groups.items()}, "functions": rows}
+        if has_locked:
+            tot[k]["locked_insns_per_io"] = res[k]["locked"] / ios[k]
+            tot[k]["locked_shared_insns_per_io"] = res[k]["locked_shared"] / ios[k]
+            tot[k]["unattributed_locked_insns_per_io"] = res[k]["locked_unknown"][0] / ios[k]
+    out = {"phases": {"c": pc, "rust": pr}, "totals": tot,
+           "groups": {g: {"c": c, "rust": r} for g, (c, r) in groups.items()}, "functions": rows}
+    if has_locked:
+        out["locked"] = compare_locked(res, ios, names, mods)
+    return out
 
 
 def fmt(v):
@@ -215,7 +300,60 @@ def section(title, what, cmp, top, mods=("virtio_blk", "rvirtio_blk")):
                f"(top {top}):", "", "| function | module | per I/O |", "|---|---|---:|"]
         for x in lst[:top]:
             md.append(f"| `{x['function']}` | {x['module']} | {fmt(x[k])} |")
+    if "locked" in cmp:
+        md += locked_section(cmp, top, mods)
     return md + [""]
+
+
+def fmt3(v):
+    return f"{v:,.3f}"
+
+
+LOCKED_MIN = 0.01   # per I/O: functions below this on both sides are summed, not listed
+
+
+def locked_section(cmp, top, mods):
+    lk, tot = cmp["locked"], cmp["totals"]
+    md = ["", "Locked instructions (kernel; per I/O; total / on shared lines, a line being "
+          "shared when more than one vCPU wrote it with locked instructions in the phase):", "",
+          f"| | C {mods[0]} | {mods[1]} | Rust - C |", "|---|---:|---:|---:|"]
+    for lab, k in (("locked instructions", "locked_insns_per_io"),
+                   ("on shared lines", "locked_shared_insns_per_io"),
+                   ("not attributed to a symbol", "unattributed_locked_insns_per_io")):
+        c, r = tot["c"][k], tot["rust"][k]
+        md.append(f"| {lab} | {fmt3(c)} | {fmt3(r)} | {fmt3(r - c)} |")
+    md += ["", "Locked instructions by group (per I/O, total / shared):", "",
+           "| group | C | Rust | Rust - C |", "|---|---:|---:|---:|"]
+    for g, v in sorted(lk["groups"].items(), key=lambda kv: (-abs(kv[1]["rust_shared"] - kv[1]["c_shared"]),
+                                                          -abs(kv[1]["rust"] - kv[1]["c"]), kv[0])):
+        md.append(f"| {g} | {fmt3(v['c'])} / {fmt3(v['c_shared'])} | {fmt3(v['rust'])} / "
+                  f"{fmt3(v['rust_shared'])} | {fmt3(v['rust'] - v['c'])} / "
+                  f"{fmt3(v['rust_shared'] - v['c_shared'])} |")
+    d = lk["driver"]
+    md += ["", f"Driver code (C: the {mods[0]} module; Rust: the {mods[1]} module, `rust_helper_*` and "
+           f"the kernel crate's Rust in vmlinux): C {fmt3(d['c'])} / {fmt3(d['c_shared'])}, Rust "
+           f"{fmt3(d['rust'])} / {fmt3(d['rust_shared'])} locked instructions per I/O (total / on "
+           "shared lines)."]
+    rows = lk["functions"]
+    shown = [x for x in rows if max(x["c"], x["rust"]) >= LOCKED_MIN][:top]
+    shown_ids = {id(x) for x in shown}
+    rest = [x for x in rows if id(x) not in shown_ids]
+    md += ["", f"Locked instructions by function, by \\|Rust - C\\| on shared lines then in all (per "
+           f"I/O, total / shared; functions with at least {LOCKED_MIN} on a side, top {top}):", "",
+           "| function | module | group | C | Rust | Rust - C |", "|---|---|---|---:|---:|---:|"]
+    for x in shown:
+        md.append(f"| `{x['function']}` | {x['module']} | {x['group']} | {fmt3(x['c'])} / "
+                  f"{fmt3(x['c_shared'])} | {fmt3(x['rust'])} / {fmt3(x['rust_shared'])} | "
+                  f"{fmt3(x['diff'])} / {fmt3(x['shared_diff'])} |")
+    if rest:
+        md.append(f"| {len(rest)} other function{'s' if len(rest) != 1 else ''} | | | {fmt3(sum(x['c'] for x in rest))} / "
+                  f"{fmt3(sum(x['c_shared'] for x in rest))} | {fmt3(sum(x['rust'] for x in rest))} / "
+                  f"{fmt3(sum(x['rust_shared'] for x in rest))} | |")
+    more = sorted((x for x in rows if x["shared_diff"] > 0), key=lambda x: (-x["shared_diff"], x["symbol"]))
+    md += ["", "Functions with more locked instructions on shared lines per I/O in the Rust phase "
+           "than in the C phase: " + (", ".join(f"`{x['function']}` (+{x['shared_diff']:.3f})"
+                                                for x in more[:top]) or "none") + "."]
+    return md
 
 
 def main():
@@ -274,6 +412,11 @@ def main():
            "(inlined code counts as its caller's; a block falling through into the next symbol "
            "stays with the first); a block left early (interrupt, exception) counts as run whole; "
            "user space is one total; the plugin's own cost is host-side and not counted. "
+           + ("Locked instructions are counted at their stores, exactly; a cache line counts as "
+              "shared when locked instructions of more than one vCPU wrote it in the phase (guest "
+              "virtual addresses; plain loads and stores are not tracked, so a line one vCPU locks "
+              "and another only reads or stores to plainly counts as not shared). "
+              if "locked" in out["whole"] else "")
            + ("Rust symbols demangled with rustfilt." if demangled else "Rust symbols raw (no rustfilt)."),
            ""]
     with open(a.out + ".md", "w") as f:
