@@ -98,7 +98,11 @@ cache_key() {
         /usr/bin/rustc --version; "$BINDGEN" --version; "clang$LLVM_SUFFIX" --version | head -1
         # Debian's package revisions too: a rebuild of the same rustc
         # (1.85.0+dfsg3-1~deb12u3 -> ...u4) keeps `rustc --version`.
-        dpkg-query -W -f='${Package} ${Version}\n' rustc-web rust-web-src "libllvm${LLVM_SUFFIX#-}" 2>/dev/null || true
+        # (Not installed through Debian, e.g. a KDIR of your own: the key
+        # says so instead of failing; the build's own checks catch a
+        # toolchain that does not work.)
+        dpkg-query -W -f='${Package} ${Version}\n' rustc-web rust-web-src "libllvm${LLVM_SUFFIX#-}" 2>/dev/null \
+            || echo "rustc-web, rust-web-src or libllvm${LLVM_SUFFIX#-}: not installed as Debian packages"
         cat $(fragments)
         for p in $(patches); do basename "$p"; cat "$p"; done
     } | sha256sum | cut -c1-16
