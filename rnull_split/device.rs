@@ -22,13 +22,15 @@ use kernel::{
         self,
         gen_disk::{BioDisk, GenDisk, GenDiskBuilder},
         zoned::ZoneReport,
-        HwQueue, HwQueueKind, HwQueues, Operations, Refused, TagSet, TagSetFlags, TimeoutAction,
+        HwQueue, HwQueueKind, HwQueues, IdleRequest, Operations, Refused, TagSet, TagSetFlags,
+        TimeoutAction,
     },
     new_mutex, new_spinlock,
     prelude::*,
     str::CString,
     sync::{aref::ARef, Arc, Mutex, SpinLock},
     time::{Delta, Instant, Monotonic},
+    types::Owned,
 };
 
 /// The number of possible CPUs, the most hardware queues blk-mq will use.
@@ -461,7 +463,7 @@ impl QueueData {
 #[pin_data]
 struct PollList {
     #[pin]
-    requests: SpinLock<KVec<ARef<mq::Request<NullQueue>>>>,
+    requests: SpinLock<KVec<Owned<mq::Request<NullQueue>>>>,
 }
 
 impl PollList {
@@ -476,7 +478,7 @@ impl PollList {
     }
 
     /// Keep `rq` until the queue is polled.
-    fn add(&self, rq: ARef<mq::Request<NullQueue>>) {
+    fn add(&self, rq: Owned<mq::Request<NullQueue>>) {
         // A queue has no more requests in flight than tags, so this fits;
         // if it ever did not, the request is ended now rather than lost.
         if let Err(e) = self.requests.lock().push_within_capacity(rq) {
@@ -517,7 +519,7 @@ impl Operations for NullQueue {
     #[inline(always)]
     fn queue_rq(
         queue_data: &QueueData,
-        rq: ARef<mq::Request<Self>>,
+        rq: Owned<IdleRequest<Self>>,
         _is_last: bool,
     ) -> Result<(), Refused<Self>> {
         if queue_data.faults.requeue.should_fail() {
@@ -529,12 +531,7 @@ impl Operations for NullQueue {
                 // shortly, as for C null_blk's `BLK_STS_RESOURCE`.
                 return Err(Refused::new(rq, ENOMEM));
             }
-            // The driver keeps no other reference, so this cannot fail; if
-            // it did, the request is served rather than lost.
-            match mq::Request::requeue(rq) {
-                Ok(()) => return Ok(()),
-                Err(rq) => end(rq),
-            }
+            rq.requeue();
             return Ok(());
         }
         // As C null_blk's `mbps`; C stops the hardware queues until its
@@ -547,11 +544,15 @@ impl Operations for NullQueue {
                 return Err(Refused::new(rq, ENOMEM));
             }
         }
+        // As C null_blk, after the requeue and throttling checks.
+        let rq = rq.start();
         let hw_queue = rq.hw_queue();
-        // As C null_blk: a request picked to time out is dropped, unless
-        // polled; `timeout` below ends it when the block layer says so.
+        // As C null_blk: a request picked to time out is dropped (lost: the
+        // driver keeps no handle), unless polled; `timeout` below ends it
+        // when the block layer says so.
         if hw_queue.kind() != HwQueueKind::Poll && queue_data.faults.timeout.should_fail() {
             rq.data_ref().set_dropped(true);
+            drop(rq);
             return Ok(());
         }
         // The tag set is `BLOCKING` for a memory-backed or zoned device, so
@@ -566,7 +567,7 @@ impl Operations for NullQueue {
         };
         match status {
             Ok(()) => {}
-            Err(e) if e == ENOMEM => return Err(Refused::new(rq, e)),
+            Err(e) if e == ENOMEM => return Err(Refused::started(rq, e)),
             Err(e) => {
                 end_with(rq, Err(e));
                 return Ok(());
@@ -587,7 +588,7 @@ impl Operations for NullQueue {
         }
         match queue_data.irqmode {
             IrqMode::Timer => timer::complete_rq_later(rq, queue_data.completion),
-            IrqMode::Softirq => mq::Request::complete(rq),
+            IrqMode::Softirq => rq.complete(),
             IrqMode::None => end(rq),
         }
         Ok(())
@@ -596,16 +597,26 @@ impl Operations for NullQueue {
     fn commit_rqs(_queue_data: &QueueData, _hw_queue: mq::HwQueue) {}
 
     fn timeout(queue_data: &QueueData, rq: ARef<mq::Request<Self>>) -> TimeoutAction {
-        if rq.data_ref().set_dropped(false) {
-            // Ours alone: dropped in `queue_rq` to time out.
-            pr_info!("rq at sector {} timed out\n", rq.sector());
-            Stats::inc(&queue_data.stats.timed_out);
-            end_with(rq, Err(ETIMEDOUT));
-            return TimeoutAction::Done;
+        // Only a request dropped in `queue_rq` to time out comes here: one
+        // on its way (a timer, a poll list) is owned there, and blk-mq gives
+        // it another period.
+        if !rq.data_ref().set_dropped(false) {
+            return TimeoutAction::ResetTimer;
         }
-        // A request still on its way (a timer, a poll list) completes
-        // through there.
-        TimeoutAction::ResetTimer
+        match mq::Request::try_from_shared(rq) {
+            Ok(rq) => {
+                pr_info!("rq at sector {} timed out\n", rq.sector());
+                Stats::inc(&queue_data.stats.timed_out);
+                end_with(rq, Err(ETIMEDOUT));
+                TimeoutAction::Done
+            }
+            // The driver keeps no `ARef`, so this cannot happen; if it did,
+            // the holder ends it.
+            Err(rq) => {
+                rq.data_ref().set_dropped(true);
+                TimeoutAction::ResetTimer
+            }
+        }
     }
 
     fn report_zones(
@@ -628,7 +639,7 @@ impl Operations for NullQueue {
         n
     }
 
-    fn complete(rq: ARef<mq::Request<Self>>) {
+    fn complete(rq: Owned<mq::Request<Self>>) {
         end(rq);
     }
 
@@ -661,21 +672,15 @@ pub(crate) fn serve_data(
 
 /// End `rq` successfully.
 #[inline(always)]
-pub(crate) fn end(rq: ARef<mq::Request<NullQueue>>) {
+pub(crate) fn end(rq: Owned<mq::Request<NullQueue>>) {
     end_with(rq, Ok(()));
 }
 
 /// End `rq` with `status`.
 #[inline(always)]
-fn end_with(rq: ARef<mq::Request<NullQueue>>, status: Result) {
-    // The driver keeps no other reference to its requests, so `rq` is the
-    // only `ARef` and ending cannot fail; if it ever did, the request would
-    // stay owned by the `ARef` returned and time out rather than be freed.
-    let ended = match rq.data_ref().take_append_sector() {
-        Some(sector) => mq::Request::end_zone_append(rq, sector, status),
-        None => mq::Request::end(rq, status),
-    };
-    if ended.is_err() {
-        pr_warn!("request still referenced at completion\n");
+fn end_with(rq: Owned<mq::Request<NullQueue>>, status: Result) {
+    match rq.data_ref().take_append_sector() {
+        Some(sector) => rq.end_zone_append(sector, status),
+        None => rq.end(status),
     }
 }

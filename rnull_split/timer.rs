@@ -11,9 +11,9 @@
 //!   ([`RequestTimer`], in the request's PDU as in C). `queue_rq` starts it
 //!   and gives it the request ([`Request::start_timer`]); the callback
 //!   ([`RequestTimerCallback::timer_expired`]) gets the request back and
-//!   ends it. An armed timer holds a reference to its request, so nothing
-//!   else can end the request meanwhile; blk-mq waits for requests in
-//!   flight before it frees them, so a disk does not go away under a timer.
+//!   ends it. An armed timer owns its request, so nothing else can end the
+//!   request meanwhile; blk-mq waits for requests in flight before it frees
+//!   them, so a disk does not go away under a timer.
 //! - bio-based (`queue_mode=0`): a bio has no driver data, so a device keeps
 //!   a pool of `submit_queues * hw_queue_depth` timers ([`BioTimers`]), each
 //!   for one bio at a time, as old C null_blk's bio mode took a command (with
@@ -48,7 +48,7 @@ use kernel::{
     cpu::{nr_cpu_ids, CpuId},
     impl_has_hr_timer, new_condvar, new_spinlock_irq, pr_warn_once,
     prelude::*,
-    sync::{aref::ARef, Arc, ArcBorrow, CondVar, SpinLockIrq},
+    sync::{Arc, ArcBorrow, CondVar, SpinLockIrq},
     time::{
         hrtimer::{
             ArcHrTimerHandle, HrTimer, HrTimerCallback, HrTimerCallbackContext, HrTimerPointer,
@@ -56,6 +56,7 @@ use kernel::{
         },
         Delta, Monotonic,
     },
+    types::Owned,
 };
 
 /// `completion_nsec` as a timer delay.
@@ -120,15 +121,15 @@ impl_has_hr_timer! {
 }
 
 impl RequestTimerCallback for NullQueue {
-    fn timer_expired(rq: ARef<Request<Self>>) {
+    fn timer_expired(rq: Owned<Request<Self>>) {
         crate::device::end(rq);
     }
 }
 
 /// Complete `rq` `delay` from now.
-pub(crate) fn complete_rq_later(rq: ARef<Request<NullQueue>>, delay: Delta) {
+pub(crate) fn complete_rq_later(rq: Owned<Request<NullQueue>>, delay: Delta) {
     // A request reaches `queue_rq` with its timer stopped (its last callback
-    // took the timer's reference before the request could end), so this
+    // took the ownership back before the request could end), so this
     // cannot fail; should it, complete at once rather than lose the request.
     if let Err(rq) = Request::start_timer(rq, delay) {
         pr_warn_once!("request timer already armed\n");

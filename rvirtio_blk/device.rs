@@ -29,6 +29,7 @@ use kernel::{
     static_lock_class,
     str::CString,
     sync::{aref::ARef, Arc, Mutex, SetOnce},
+    types::Owned,
     uapi, virtio,
     virtio::{Queue, QueueHandler, Virtqueues},
     virtio_config_field,
@@ -68,7 +69,7 @@ impl VirtBlkVq {
 }
 
 impl QueueHandler for VirtBlkVq {
-    type Token = ARef<request::Request>;
+    type Token = Owned<request::Request>;
 
     fn callback(queue: &Queue<Self>) {
         request::virtblk_done(queue);

@@ -2,8 +2,8 @@
 
 //! The I/O path, as blk-mq [`Operations`]: `queue_rq` → `virtblk_setup_cmd`
 //! → `virtblk_map_data` → `virtblk_add_req` → kick; the virtqueue interrupt
-//! → `virtblk_done` → `Request::complete` → `complete` →
-//! `virtblk_unmap_data` → `Request::end`.
+//! → `virtblk_done` → `complete` of the owned request → `complete` →
+//! `virtblk_unmap_data` → `end`.
 //!
 //! Every request carries a [`VirtblkReq`] (its driver data, made by
 //! `new_request_data` when blk-mq allocates the request): the out header and
@@ -15,7 +15,7 @@
 //! chunk chain a table from the SG pool, freed at completion.
 //!
 //! A request in the ring is the token of its virtqueue buffer: the device
-//! hands it back with the buffer, and whoever holds the [`ARef`] owns it.
+//! hands it back with the buffer, and whoever holds the [`Owned`] owns it.
 
 use crate::{
     device::{VirtBlkVq, VirtioBlk},
@@ -24,11 +24,14 @@ use crate::{
 };
 use core::{cell::UnsafeCell, mem::size_of, pin::Pin, ptr};
 use kernel::{
-    block::mq::{self, attribute::AttributeGroups, Command, HwQueue, Operations, Refused},
+    block::mq::{
+        self, attribute::AttributeGroups, Command, HwQueue, IdleRequest, Operations, Refused,
+    },
     prelude::*,
     scatterlist::{ChainedSgTable, SgCell, SingleSg},
-    sync::{aref::ARef, Arc, ArcBorrow},
+    sync::{Arc, ArcBorrow},
     transmute::AsBytes,
+    types::Owned,
     uapi,
     virtio::{Queue, QueueGuard},
 };
@@ -49,7 +52,7 @@ pub(crate) struct VirtblkReq {
     /// All of it: only the owner of the request touches it, see
     /// [`VirtblkReq::owned`].
     #[pin]
-    owned: UnsafeCell<Owned>,
+    owned: UnsafeCell<OwnerData>,
 }
 
 // SAFETY: `owned` is only reached by the owner of the request, one thread at
@@ -60,7 +63,7 @@ unsafe impl Send for VirtblkReq {}
 
 /// What the owner of a request reads and writes in its [`VirtblkReq`].
 #[pin_data]
-pub(crate) struct Owned {
+pub(crate) struct OwnerData {
     /// Header the device reads, with its scatterlist entry, made once with
     /// the request data (C makes it per I/O with `sg_init_one`).
     #[pin]
@@ -100,7 +103,7 @@ impl VirtblkReq {
             0
         };
         try_pin_init!(Self {
-            owned <- UnsafeCell::pin_init(try_pin_init!(Owned {
+            owned <- UnsafeCell::pin_init(try_pin_init!(OwnerData {
                 out_hdr <- SgCell::new(outhdr(0, 0, 0)),
                 status <- SgCell::new(sg_plan::VIRTIO_BLK_S_IOERR),
                 data_out: false,
@@ -130,7 +133,7 @@ impl VirtblkReq {
     /// `queue_rq` and the driver ending it, the device having given it
     /// back; or while it sets up a driver-private request), and makes no
     /// other reference to the owned part while the returned one lives.
-    unsafe fn owned(self: Pin<&Self>) -> Pin<&mut Owned> {
+    unsafe fn owned(self: Pin<&Self>) -> Pin<&mut OwnerData> {
         // `owned` is structurally pinned, so it never moves while the
         // request data lives.
         // SAFETY: Per the caller the reference is unique; it stays pinned.
@@ -168,7 +171,7 @@ fn op_of(req: &Request) -> Op {
 
 /// C `virtblk_setup_cmd`: fills the out header (and the range payload of
 /// discard / write zeroes).
-fn virtblk_setup_cmd(vblk: &VirtioBlk, req: &Request, o: &mut OwnedProjection<'_>) -> Result {
+fn virtblk_setup_cmd(vblk: &VirtioBlk, req: &Request, o: &mut OwnerDataProjection<'_>) -> Result {
     let vdev = vblk.vdev();
     let cmd = match sg_plan::setup_cmd(op_of(req), req.sector()) {
         Ok(Some(cmd)) => cmd,
@@ -195,7 +198,7 @@ fn virtblk_setup_discard_write_zeroes(
     vblk: &VirtioBlk,
     req: &Request,
     unmap: bool,
-    o: &mut OwnedProjection<'_>,
+    o: &mut OwnerDataProjection<'_>,
 ) -> Result {
     let segments = req.nr_discard_segments().max(1) as usize;
     o.ranges.reserve(segments, GFP_ATOMIC)?;
@@ -226,7 +229,7 @@ fn range(r: sg_plan::Range) -> uapi::virtio_blk_discard_write_zeroes {
 }
 
 /// C `virtblk_map_data`: builds the data scatterlist.
-fn virtblk_map_data(vblk: &VirtioBlk, req: &Request, o: &mut OwnedProjection<'_>) -> Result {
+fn virtblk_map_data(vblk: &VirtioBlk, req: &Request, o: &mut OwnerDataProjection<'_>) -> Result {
     // Discard and write zeroes carry ranges, not data pages (their bios
     // have no vectors to map).
     if !o.ranges.is_empty() {
@@ -243,7 +246,7 @@ fn virtblk_map_data(vblk: &VirtioBlk, req: &Request, o: &mut OwnedProjection<'_>
 /// if any, for a request that does not reach the device or came back from
 /// it.
 #[inline]
-fn virtblk_cleanup(vblk: &VirtioBlk, o: &mut OwnedProjection<'_>) {
+fn virtblk_cleanup(vblk: &VirtioBlk, o: &mut OwnerDataProjection<'_>) {
     if o.sg.is_allocated() {
         vblk.stats.unmapped(core::mem::take(o.sg_pool_bytes));
         o.sg.as_mut().free();
@@ -265,8 +268,8 @@ fn cleanup_owned(vblk: &VirtioBlk, req: &Request) -> u8 {
 /// buffer's token. On failure the request comes back.
 fn virtblk_add_req(
     g: &mut QueueGuard<'_, VirtBlkVq>,
-    rq: ARef<Request>,
-) -> Result<(), (Error, ARef<Request>)> {
+    rq: Owned<Request>,
+) -> Result<(), (Error, Owned<Request>)> {
     // The request stays allocated until it is ended, which happens only after
     // the device gave back its token; `req` is not used once `add_sgs`
     // returned (the device may complete it at once).
@@ -300,7 +303,8 @@ fn virtblk_add_req(
     unsafe { g.add_sgs(&sgs[..n], out, rq) }
 }
 
-/// C `virtblk_prep_rq`: header and data mapping (blk-mq started the request).
+/// C `virtblk_prep_rq`: header and data mapping, before the request is
+/// started.
 fn virtblk_prep_rq(vblk: &VirtioBlk, req: &Request) -> Result {
     // SAFETY: We own `req` (blk-mq handed it to us) and no other reference
     // to its owned data exists.
@@ -329,7 +333,7 @@ impl Operations for VirtioMq {
     /// C `virtio_queue_rq`.
     fn queue_rq(
         vblk: ArcBorrow<'_, VirtioBlk>,
-        rq: ARef<Request>,
+        rq: Owned<IdleRequest<Self>>,
         is_last: bool,
     ) -> Result<(), Refused<Self>> {
         let vblk: &VirtioBlk = &vblk;
@@ -337,6 +341,8 @@ impl Operations for VirtioMq {
             // `ENOMEM` requeues the request, `EOPNOTSUPP` fails it.
             return Err(Refused::new(rq, e));
         }
+        // As C `virtblk_prep_rq`, once the request is set up.
+        let rq = rq.start();
         let q = &vblk.vqs[rq.hw_queue().index() as usize];
         let mut g = q.lock();
         match virtblk_add_req(&mut g, rq) {
@@ -369,7 +375,7 @@ impl Operations for VirtioMq {
                     ENOMEM => ENOMEM,
                     _ => EIO,
                 };
-                Err(Refused::new(rq, e))
+                Err(Refused::started(rq, e))
             }
         }
     }
@@ -388,7 +394,7 @@ impl Operations for VirtioMq {
     }
 
     /// C `virtblk_request_done`.
-    fn complete(rq: ARef<Request>) {
+    fn complete(rq: Owned<Request>) {
         let vblk = rq.queue_data();
         let status = cleanup_owned(&vblk, &rq);
         let result = match sg_plan::result(status) {
@@ -396,9 +402,7 @@ impl Operations for VirtioMq {
             sg_plan::Status::NotSupported => Err(EOPNOTSUPP),
             sg_plan::Status::IoErr => Err(EIO),
         };
-        if Request::end(rq, result).is_err() {
-            pr_warn!("a completed request is still referenced\n");
-        }
+        rq.end(result);
     }
 
     /// C `virtblk_poll`: completes what the device used on a poll queue;
@@ -426,16 +430,16 @@ impl Operations for VirtioMq {
 #[derive(Default)]
 struct Completions {
     /// The last request got back, not completed yet.
-    last: Option<ARef<Request>>,
+    last: Option<Owned<Request>>,
     /// Requests got back.
     found: u32,
 }
 
 impl Completions {
     /// Completes the request got back before `rq` and holds `rq`.
-    fn add(&mut self, rq: ARef<Request>) {
+    fn add(&mut self, rq: Owned<Request>) {
         if let Some(prev) = self.last.replace(rq) {
-            Request::complete(prev);
+            prev.complete();
         }
         self.found += 1;
     }
@@ -447,7 +451,7 @@ impl Completions {
     fn finish(self) -> u32 {
         if let Some(rq) = self.last {
             rq.start_stopped_hw_queues();
-            Request::complete(rq);
+            rq.complete();
         }
         self.found
     }
@@ -480,6 +484,6 @@ pub(crate) fn virtblk_cancel_requests(q: &Queue<VirtBlkVq>) {
         // request, and hold no other reference to its data.
         let o = unsafe { rq.data().owned() }.project();
         o.status.set(sg_plan::VIRTIO_BLK_S_IOERR);
-        Request::complete(rq);
+        rq.complete();
     }
 }

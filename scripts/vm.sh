@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Boot the test kernel in QEMU and run one command in the guest.
 #
-#   scripts/vm.sh [--cpus N] [--mem MB] [--timeout S] [--out DIR] [--qemu ARG]... -- CMD [ARG...]
+#   scripts/vm.sh [--cpus N] [--mem MB] [--timeout S] [--out DIR] [--qemu ARG]...
+#                 [--append KERNEL-ARG]... -- CMD [ARG...]
 #
 # The guest's root is the host's / (9p, read-only), so it has the host's fio,
 # bash and this repo at the same path; /tmp, /run and /root are tmpfs. CMD runs
@@ -23,7 +24,7 @@ set -euo pipefail
 
 cpus=${VM_CPUS:-2} mem=${VM_MEM:-2048} timeout=${VM_TIMEOUT:-900}
 out=$REPO/out/vm
-qemu_extra=()
+qemu_extra=() append_extra=""
 while [[ $# -gt 0 ]]; do
     case "$1" in
         --cpus) cpus=$2; shift 2 ;;
@@ -31,6 +32,7 @@ while [[ $# -gt 0 ]]; do
         --timeout) timeout=$2; shift 2 ;;
         --out) out=$2; shift 2 ;;
         --qemu) qemu_extra+=("$2"); shift 2 ;;
+        --append) append_extra+=" $2"; shift 2 ;;
         --) shift; break ;;
         *) die "unknown option $1 (usage: see header of $0)" ;;
     esac
@@ -41,7 +43,9 @@ if [[ $FLAVOUR == debug ]]; then
     timeout=$(( timeout * ${VM_DEBUG_SLOWDOWN:-3} ))
 fi
 
-kdir=$(scripts_dir=$(dirname "$0"); "$scripts_dir/kernel.sh" kdir)
+# VM_KDIR: boot another kernel build tree (e.g. one with your changes to the
+# series) instead of the cached one.
+kdir=${VM_KDIR:-$(scripts_dir=$(dirname "$0"); "$scripts_dir/kernel.sh" kdir)}
 bzimage=$kdir/arch/x86/boot/bzImage
 [[ -f $bzimage ]] || die "no kernel at $bzimage: run 'make kernel' first"
 mkdir -p "$out"
@@ -69,7 +73,7 @@ esac
 append="console=ttyS0 root=rootfs rootfstype=9p"
 append+=" rootflags=trans=virtio,version=9p2000.L,msize=262144,cache=loose ro"
 append+=" init=$REPO/scripts/guest-init.sh panic=-1 oops=panic=0 loglevel=6"
-append+=" VM_REPO=$REPO VM_OUT=$out"
+append+=" VM_REPO=$REPO VM_OUT=$out$append_extra"
 # debug kernel: SLUB sanity checks and red zones on top of KASAN
 # (and PCI IRQ routing from the BIOS table: the ACPI _PRT loop outlasts ACPI's
 # 30 s loop timeout under KASAN + lockdep + TCG, leaving virtio without an IRQ)
