@@ -132,8 +132,8 @@ impl BioQueue {
             // that is when it counts.
             Err(e) if nowait && e == ENOMEM => Err(EAGAIN),
             status => {
-                Stats::inc(&self.stats.requests);
-                Stats::add(&self.stats.bytes, bytes.into());
+                self.stats.requests.inc();
+                self.stats.bytes.add(bytes.into());
                 status
             }
         };
@@ -155,7 +155,7 @@ impl BioOperations for NullBio {
     const NOWAIT: bool = true;
 
     fn submit_bio(queue: ArcBorrow<'_, BioQueue>, mut bio: OwnedBio) {
-        Stats::inc(&queue.stats.bios);
+        queue.stats.bios.inc();
         if !matches!(bio.command(), Command::Read | Command::Write) || bio.size() == 0 {
             // Flush, discard, write-zeroes: no data to split.
             return queue.serve(bio);
@@ -182,11 +182,11 @@ impl BioOperations for NullBio {
         };
         match piece {
             Ok(piece) => {
-                Stats::inc(&queue.stats.splits);
-                Stats::inc(match queue.split_clone {
-                    SplitClone::Fast => &queue.stats.fast_clones,
-                    SplitClone::Deep => &queue.stats.deep_clones,
-                });
+                queue.stats.splits.inc();
+                match queue.split_clone {
+                    SplitClone::Fast => queue.stats.fast_clones.inc(),
+                    SplitClone::Deep => queue.stats.deep_clones.inc(),
+                }
                 // The rest comes back through `submit_bio` once we return.
                 bio.submit_noacct();
                 queue.serve(piece);

@@ -523,7 +523,7 @@ impl Operations for NullQueue {
         _is_last: bool,
     ) -> Result<(), Refused<Self>> {
         if queue_data.faults.requeue.should_fail() {
-            Stats::inc(&queue_data.stats.requeued);
+            queue_data.stats.requeued.inc();
             // As C null_blk: alternate between the block layer's busy path
             // and a requeue by the driver.
             if queue_data.requeue_selection.fetch_add(1, Ordering::Relaxed) & 1 == 0 {
@@ -540,7 +540,7 @@ impl Operations for NullQueue {
         if let Some(throttle) = &queue_data.throttle {
             let now = u64::try_from(queue_data.start.elapsed().as_nanos()).unwrap_or(0);
             if !throttle.admit(rq.bytes().into(), now) {
-                Stats::inc(&queue_data.stats.throttled);
+                queue_data.stats.throttled.inc();
                 return Err(Refused::new(rq, ENOMEM));
             }
         }
@@ -573,10 +573,10 @@ impl Operations for NullQueue {
                 return Ok(());
             }
         }
-        Stats::inc(&queue_data.stats.requests);
-        Stats::add(&queue_data.stats.bytes, rq.bytes().into());
+        queue_data.stats.requests.inc();
+        queue_data.stats.bytes.add(rq.bytes().into());
         if rq.command() == mq::Command::Flush {
-            Stats::inc(&queue_data.stats.flushes);
+            queue_data.stats.flushes.inc();
         }
         // As C null_blk: a polled request is done when its queue is polled,
         // whatever `irqmode` says.
@@ -606,7 +606,7 @@ impl Operations for NullQueue {
         match mq::Request::try_from_shared(rq) {
             Ok(rq) => {
                 pr_info!("rq at sector {} timed out\n", rq.sector());
-                Stats::inc(&queue_data.stats.timed_out);
+                queue_data.stats.timed_out.inc();
                 end_with(rq, Err(ETIMEDOUT));
                 TimeoutAction::Done
             }
@@ -634,7 +634,7 @@ impl Operations for NullQueue {
     fn poll(queue_data: &QueueData, hw_queue: HwQueue) -> u32 {
         let n = queue_data.poll_list(hw_queue).map_or(0, PollList::end_all);
         if n > 0 {
-            Stats::add(&queue_data.stats.polled, n.into());
+            queue_data.stats.polled.add(n.into());
         }
         n
     }

@@ -58,18 +58,6 @@ impl Stats {
         })
     }
 
-    /// Count one event.
-    #[inline(always)]
-    pub(crate) fn inc(counter: &PerCpuCounter) {
-        counter.inc();
-    }
-
-    /// Add `n` to a counter.
-    #[inline(always)]
-    pub(crate) fn add(counter: &PerCpuCounter, n: u64) {
-        counter.add(n);
-    }
-
     /// Every counter with its debugfs file name.
     pub(crate) fn named(&self) -> [(&'static kernel::str::CStr, &PerCpuCounter); 12] {
         [

@@ -353,7 +353,7 @@ impl Store {
                 }
             }
         };
-        Stats::add(&self.stats.cache_writebacks, n);
+        self.stats.cache_writebacks.add(n);
         r
     }
 
@@ -564,7 +564,7 @@ impl Store {
             match pages.write_back_one(&mut spare) {
                 Ok(wrote) => {
                     if wrote {
-                        Stats::inc(&self.stats.cache_writebacks);
+                        self.stats.cache_writebacks.inc();
                     }
                     break pages;
                 }
