@@ -28,7 +28,7 @@ use kernel::{
     prelude::*,
     static_lock_class,
     str::CString,
-    sync::{aref::ARef, Arc, Mutex, SetOnce},
+    sync::{Arc, Mutex, SetOnce},
     types::Owned,
     uapi, virtio,
     virtio::{Queue, QueueHandler, Virtqueues},
@@ -43,6 +43,9 @@ const DISK_PREFIX: &[u8] = b"rvd";
 macro_rules! cfg {
     ($field:ident) => {
         virtio_config_field!(uapi::virtio_blk_config, $field)
+    };
+    ($field:ident, $fbit:ident) => {
+        virtio_config_field!(uapi::virtio_blk_config, $field, uapi::$fbit)
     };
 }
 
@@ -115,9 +118,13 @@ impl Drop for Index {
 /// Everything is set before probe hands it to the disk, except `serial`
 /// (set once, by probe, right after the disk is added).
 pub(crate) struct VirtioBlk {
-    vdev: ARef<virtio::Device>,
     /// The device while it is bound, for sysfs, debugfs and the config work.
     binding: virtio::Binding,
+    /// The device's byte order, for the request headers.
+    pub(crate) byte_order: virtio::ByteOrder,
+    /// Whether `VIRTIO_BLK_F_CONFIG_WCE` was negotiated (the cache mode is
+    /// writable).
+    pub(crate) config_wce: bool,
     /// Request virtqueues, one per hardware queue.
     pub(crate) vqs: KVec<Arc<Queue<VirtBlkVq>>>,
     /// Entries in the first chunk of each request's scatterlist table.
@@ -131,11 +138,6 @@ pub(crate) struct VirtioBlk {
 }
 
 impl VirtioBlk {
-    /// The device (any context; see [`VirtioBlk::with_bound`]).
-    pub(crate) fn vdev(&self) -> &virtio::Device {
-        &self.vdev
-    }
-
     /// Runs `f` with the bound device (config space access, which may
     /// sleep); `ENODEV` once the driver is unbound. The disk's sysfs
     /// attributes, the config work and the debugfs files all go before the
@@ -196,43 +198,39 @@ pub(crate) struct Probed<'bound> {
 
 /// C `virtblk_get_cache_mode`: 1 for write back.
 pub(crate) fn virtblk_get_cache_mode(vdev: &virtio::Device<device::Bound>) -> u8 {
-    vdev.read_feature(uapi::VIRTIO_BLK_F_CONFIG_WCE, cfg!(wce))
+    vdev.read_feature(cfg!(wce, VIRTIO_BLK_F_CONFIG_WCE))
         .unwrap_or_else(|| vdev.has_feature(uapi::VIRTIO_BLK_F_FLUSH) as u8)
         .min(1)
 }
 
-/// Writes the write-cache mode (`wce`).
-pub(crate) fn virtblk_set_cache_mode(vdev: &virtio::Device<device::Bound>, wb: u8) {
-    vdev.write(cfg!(wce), wb);
+/// Writes the write-cache mode (`wce`); `EOPNOTSUPP` without
+/// `VIRTIO_BLK_F_CONFIG_WCE`.
+pub(crate) fn virtblk_set_cache_mode(vdev: &virtio::Device<device::Bound>, wb: u8) -> Result {
+    vdev.write_feature(cfg!(wce, VIRTIO_BLK_F_CONFIG_WCE), wb)
 }
 
 /// C `virtblk_read_limits`: reads the config space into the pure logic.
 fn virtblk_read_limits(vdev: &virtio::Device<device::Bound>) -> sg_plan::Limits {
-    use uapi::*;
     let cfg = sg_plan::DevConfig {
-        seg_max: vdev.read_feature(VIRTIO_BLK_F_SEG_MAX, cfg!(seg_max)),
-        size_max: vdev.read_feature(VIRTIO_BLK_F_SIZE_MAX, cfg!(size_max)),
-        blk_size: vdev.read_feature(VIRTIO_BLK_F_BLK_SIZE, cfg!(blk_size)),
-        topology: vdev.has_feature(VIRTIO_BLK_F_TOPOLOGY).then(|| {
-            vdev.read_consistent(|v| {
-                (
-                    v.read(cfg!(physical_block_exp)),
-                    v.read(cfg!(alignment_offset)),
-                    v.read(cfg!(min_io_size)),
-                    v.read(cfg!(opt_io_size)),
-                )
-            })
+        seg_max: vdev.read_feature(cfg!(seg_max, VIRTIO_BLK_F_SEG_MAX)),
+        size_max: vdev.read_feature(cfg!(size_max, VIRTIO_BLK_F_SIZE_MAX)),
+        blk_size: vdev.read_feature(cfg!(blk_size, VIRTIO_BLK_F_BLK_SIZE)),
+        topology: vdev.read_consistent(|v| {
+            Some((
+                v.read_feature(cfg!(physical_block_exp, VIRTIO_BLK_F_TOPOLOGY))?,
+                v.read_feature(cfg!(alignment_offset, VIRTIO_BLK_F_TOPOLOGY))?,
+                v.read_feature(cfg!(min_io_size, VIRTIO_BLK_F_TOPOLOGY))?,
+                v.read_feature(cfg!(opt_io_size, VIRTIO_BLK_F_TOPOLOGY))?,
+            ))
         }),
-        discard: vdev.has_feature(VIRTIO_BLK_F_DISCARD).then(|| {
-            vdev.read_consistent(|v| {
-                (
-                    v.read(cfg!(discard_sector_alignment)),
-                    v.read(cfg!(max_discard_sectors)),
-                    v.read(cfg!(max_discard_seg)),
-                )
-            })
+        discard: vdev.read_consistent(|v| {
+            Some((
+                v.read_feature(cfg!(discard_sector_alignment, VIRTIO_BLK_F_DISCARD))?,
+                v.read_feature(cfg!(max_discard_sectors, VIRTIO_BLK_F_DISCARD))?,
+                v.read_feature(cfg!(max_discard_seg, VIRTIO_BLK_F_DISCARD))?,
+            ))
         }),
-        write_zeroes: vdev.read_feature(VIRTIO_BLK_F_WRITE_ZEROES, cfg!(max_write_zeroes_sectors)),
+        write_zeroes: vdev.read_feature(cfg!(max_write_zeroes_sectors, VIRTIO_BLK_F_WRITE_ZEROES)),
         max_dma_size: vdev.max_dma_size() as u64,
     };
     sg_plan::cap_segments(
@@ -278,7 +276,7 @@ fn disk_builder(l: &sg_plan::Limits) -> Result<GenDiskBuilder> {
 fn init_vq<'b>(
     vdev: &'b virtio::Device<device::Core<'_>>,
 ) -> Result<(Virtqueues<'b, VirtBlkVq>, u32)> {
-    let dev_nq = vdev.read_feature(uapi::VIRTIO_BLK_F_MQ, cfg!(num_queues));
+    let dev_nq = vdev.read_feature(cfg!(num_queues, VIRTIO_BLK_F_MQ));
     let ncpu = kernel::cpu::nr_cpu_ids();
     let n = sg_plan::num_vqs(dev_nq, crate::module_parameters::num_queues.value(), ncpu).map_err(
         |_| {
@@ -379,8 +377,9 @@ pub(crate) fn probe<'b>(vdev: &'b virtio::Device<device::Core<'_>>) -> Result<Pr
     let bound: &virtio::Device<device::Bound> = vdev;
     let vblk = Arc::new(
         VirtioBlk {
-            vdev: ARef::from(&**vdev),
             binding: bound.binding()?,
+            byte_order: vdev.byte_order(),
+            config_wce: vdev.has_feature(uapi::VIRTIO_BLK_F_CONFIG_WCE),
             vqs: queues,
             first_chunk,
             max_discard_segments: limits.max_discard_segments.into(),
@@ -489,17 +488,20 @@ pub(crate) fn remove(vdev: &virtio::Device<device::Core<'_>>, this: Pin<&Probed<
     let Some(disk) = disk else {
         return;
     };
-    // Surprise removal: the device is gone and will never return the
-    // requests in flight, so `del_gendisk` would wait forever. End them.
-    let queues = this.vqs.queues();
-    if queues.iter().any(|q| q.is_broken()) {
+    // Surprise removal, or a device broken by a bad ring or by the debugfs
+    // `break_device`: it will never return the requests in flight, so
+    // `del_gendisk` would wait forever. Reset it (a broken device that is
+    // still there might otherwise write into a request's pages after it
+    // ended), then end them.
+    if this.vqs.queues().iter().any(|q| q.is_broken()) {
         pr_warn!("device broken: ending the requests in flight\n");
-        // The device is broken: it touches no request any more, and
-        // `queue_rq` fails new ones (adding to a broken virtqueue fails).
+        // `queue_rq` fails new requests (adding to a broken virtqueue fails).
         disk.end_requests_of_dead_device(|| {
-            vdev.synchronize_cbs();
-            for q in queues {
-                request::virtblk_cancel_requests(q);
+            let r = this.vqs.reset_and_detach_unused(vdev, |_q, rq| {
+                request::virtblk_cancel_request(rq);
+            });
+            if let Err(e) = r {
+                pr_err!("cannot reset the device to end its requests: {:?}\n", e);
             }
         });
     }

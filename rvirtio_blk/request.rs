@@ -148,7 +148,9 @@ impl VirtblkReq {
     pub(crate) unsafe fn setup_get_id(self: Pin<&Self>, vblk: &VirtioBlk) {
         // SAFETY: Per the caller.
         let o = unsafe { self.owned() }.project();
-        let type_ = vblk.vdev().cpu_to_virtio32(sg_plan::VIRTIO_BLK_T_GET_ID);
+        let type_ = vblk
+            .byte_order
+            .cpu_to_virtio32(sg_plan::VIRTIO_BLK_T_GET_ID);
         o.out_hdr.set(outhdr(type_, 0, 0));
         *o.data_out = false;
     }
@@ -172,7 +174,7 @@ fn op_of(req: &Request) -> Op {
 /// C `virtblk_setup_cmd`: fills the out header (and the range payload of
 /// discard / write zeroes).
 fn virtblk_setup_cmd(vblk: &VirtioBlk, req: &Request, o: &mut OwnerDataProjection<'_>) -> Result {
-    let vdev = vblk.vdev();
+    let order = vblk.byte_order;
     let cmd = match sg_plan::setup_cmd(op_of(req), req.sector()) {
         Ok(Some(cmd)) => cmd,
         // The submitter (GET_ID) prepared the header and `data_out`.
@@ -180,9 +182,9 @@ fn virtblk_setup_cmd(vblk: &VirtioBlk, req: &Request, o: &mut OwnerDataProjectio
         Err(sg_plan::CmdError::NotSupported) => return Err(EOPNOTSUPP),
     };
     o.out_hdr.as_mut().set(outhdr(
-        vdev.cpu_to_virtio32(cmd.type_),
-        vdev.cpu_to_virtio32(req.ioprio().into()),
-        vdev.cpu_to_virtio64(cmd.sector),
+        order.cpu_to_virtio32(cmd.type_),
+        order.cpu_to_virtio32(req.ioprio().into()),
+        order.cpu_to_virtio64(cmd.sector),
     ));
     *o.data_out = sg_plan::data_out(cmd.type_);
     o.ranges.clear();
@@ -474,16 +476,13 @@ pub(crate) fn virtblk_done(q: &Queue<VirtBlkVq>) {
     done.finish();
 }
 
-/// Ends the requests of a broken device still in `q`'s ring (upstream
+/// Ends a request of a broken device that the reset gave back (upstream
 /// `virtblk_cancel_request`, from the ring rather than the tag set): the
-/// device will never answer them, so each fails with `IOERR`.
-pub(crate) fn virtblk_cancel_requests(q: &Queue<VirtBlkVq>) {
-    let mut g = q.lock();
-    while let Some(rq) = g.detach_unused_buf() {
-        // SAFETY: The device will never use the buffer again, so we own the
-        // request, and hold no other reference to its data.
-        let o = unsafe { rq.data().owned() }.project();
-        o.status.set(sg_plan::VIRTIO_BLK_S_IOERR);
-        rq.complete();
-    }
+/// device will never answer it, so it fails with `IOERR`.
+pub(crate) fn virtblk_cancel_request(rq: Owned<Request>) {
+    // SAFETY: The device was reset and gave the buffer back, so we own the
+    // request, and hold no other reference to its data.
+    let o = unsafe { rq.data().owned() }.project();
+    o.status.set(sg_plan::VIRTIO_BLK_S_IOERR);
+    rq.complete();
 }

@@ -147,7 +147,7 @@ impl virtio::Driver for VirtioBlkDriver {
         device::remove(dev, this);
     }
 
-    fn config_changed(_dev: &virtio::Device<kernel::device::Bound>, this: Pin<&Self::Data<'_>>) {
+    fn config_changed(_dev: &virtio::Device, this: Pin<&Self::Data<'_>>) {
         device::config_changed(this);
     }
 }

@@ -15,7 +15,6 @@ use kernel::{
     },
     page::PAGE_SIZE,
     prelude::*,
-    uapi,
 };
 
 /// `serial`.
@@ -59,21 +58,19 @@ impl AttributeOperations<1> for VirtioMq {
     /// Switches the device's cache mode, and the disk's write cache with it.
     fn store(disk: &Disk<Self>, input: &[u8]) -> Result {
         let vblk = disk.queue_data();
-        if !vblk.vdev().has_feature(uapi::VIRTIO_BLK_F_CONFIG_WCE) {
+        if !vblk.config_wce {
             return Err(EINVAL);
         }
         let wb = sg_plan::parse_cache_type(input).ok_or(EINVAL)?;
         let on = vblk.with_bound(|vdev| {
-            device::virtblk_set_cache_mode(vdev, wb);
-            device::virtblk_get_cache_mode(vdev) != 0
-        })?;
+            device::virtblk_set_cache_mode(vdev, wb)?;
+            Ok::<_, Error>(device::virtblk_get_cache_mode(vdev) != 0)
+        })??;
         disk.set_write_cache(on)
     }
 
     /// Read-only without `CONFIG_WCE`, as C `virtblk_attrs_are_visible`.
     fn is_writable(disk: &Disk<Self>) -> bool {
-        disk.queue_data()
-            .vdev()
-            .has_feature(uapi::VIRTIO_BLK_F_CONFIG_WCE)
+        disk.queue_data().config_wce
     }
 }
