@@ -118,6 +118,8 @@ pub struct RawParams<'a> {
     pub shared_tag_bitmap: bool,
     /// `no_sched`: no I/O scheduler by default.
     pub no_sched: bool,
+    /// `rotational`: the disk says it is rotational.
+    pub rotational: bool,
     /// `split_clone`: `fast` or `deep`.
     pub split_clone: &'a [u8],
     /// `timeout`: fault injection, requests left to time out
@@ -163,6 +165,7 @@ impl Default for RawParams<'_> {
             shared_tags: false,
             shared_tag_bitmap: false,
             no_sched: false,
+            rotational: false,
             split_clone: b"fast",
             timeout: b"",
             requeue: b"",
@@ -210,6 +213,8 @@ pub struct DeviceConfig {
     pub shared_tag_bitmap: bool,
     /// No I/O scheduler by default (`BLK_MQ_F_NO_SCHED_BY_DEFAULT`).
     pub no_sched: bool,
+    /// Rotational media (`BLK_FEAT_ROTATIONAL`, `queue/rotational` 1).
+    pub rotational: bool,
     /// Clone flavour for bio-mode splits.
     pub split_clone: SplitClone,
     /// Requests left to time out (blk-mq; C null_blk's `timeout`).
@@ -455,21 +460,155 @@ pub fn validate_mbps(mbps: i64) -> Result<u32, ParamError> {
     Ok(v as u32)
 }
 
-/// One unsigned number as `kstrtoull(s, 0)`: an optional `+`, then `0x`
-/// (hex), `0` (octal) or decimal digits, nothing else.
-pub fn kstrtoull(s: &str) -> Option<u64> {
-    let s = s.strip_prefix('+').unwrap_or(s);
-    let (digits, radix) = if let Some(h) = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
-        (h, 16)
-    } else if s.len() > 1 && s.starts_with('0') {
-        (&s[1..], 8)
-    } else {
-        (s, 10)
+/// Why text written for a number was refused, as C's `kstrto*()` say.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KstrtoxError {
+    /// `EINVAL`: not a number in the accepted form.
+    Invalid,
+    /// `ERANGE`: a number out of the type's range.
+    Range,
+}
+
+/// What C code reads of `s`: the bytes before the first NUL, if any (C
+/// null_blk reads the configfs page as a string; configfs ends it with a
+/// NUL after what was written).
+fn c_string(s: &[u8]) -> &[u8] {
+    s.split(|&c| c == 0).next().unwrap_or(s)
+}
+
+/// C's `_kstrtoull(s, 0)`: no sign; `0x` or `0X` and a hex digit for hex, a
+/// leading `0` for octal, else decimal; then one `\n` at most.
+fn kstrtoull_digits(s: &[u8]) -> Result<u64, KstrtoxError> {
+    // `_parse_integer_fixup_radix()`: "0x" not followed by a hex digit is
+    // octal 0 and a stray "x"
+    let (digits, radix) = match s {
+        [b'0', b'x' | b'X', rest @ ..] if rest.first().is_some_and(u8::is_ascii_hexdigit) => {
+            (rest, 16)
+        }
+        [b'0', ..] => (s, 8),
+        _ => (s, 10),
     };
-    if digits.is_empty() || !digits.chars().all(|c| c.is_digit(radix)) {
-        return None;
+    // `_parse_integer()`: every digit of the radix there is; an overflow
+    // is reported before anything after the digits is looked at
+    let mut value: u64 = 0;
+    let mut len = 0;
+    let mut overflow = false;
+    for &c in digits {
+        let Some(d) = char::from(c).to_digit(radix) else {
+            break;
+        };
+        match value
+            .checked_mul(radix.into())
+            .and_then(|v| v.checked_add(d.into()))
+        {
+            Some(v) => value = v,
+            None => overflow = true,
+        }
+        len += 1;
     }
-    u64::from_str_radix(digits, radix).ok()
+    if overflow {
+        return Err(KstrtoxError::Range);
+    }
+    if len == 0 {
+        return Err(KstrtoxError::Invalid);
+    }
+    match digits.get(len..).unwrap_or_default() {
+        b"" | b"\n" => Ok(value),
+        _ => Err(KstrtoxError::Invalid),
+    }
+}
+
+/// `kstrtoul(s, 0)` (on 64-bit, `kstrtoull(s, 0)`), as C null_blk's
+/// configfs stores of `unsigned long` attributes parse: an optional `+`,
+/// then `0x` hex, `0` octal or decimal digits, then one `\n` at most.
+/// Nothing else, not even white space.
+pub fn kstrtoul(s: &[u8]) -> Result<u64, KstrtoxError> {
+    let s = c_string(s);
+    kstrtoull_digits(s.strip_prefix(b"+").unwrap_or(s))
+}
+
+/// `kstrtouint(s, 0)`: [`kstrtoul`] within `u32`.
+pub fn kstrtouint(s: &[u8]) -> Result<u32, KstrtoxError> {
+    u32::try_from(kstrtoul(s)?).map_err(|_| KstrtoxError::Range)
+}
+
+/// `kstrtoll(s, 0)`: [`kstrtoul`] within `i64`, or a `-` and the digits
+/// (then no `+`).
+pub fn kstrtoll(s: &[u8]) -> Result<i64, KstrtoxError> {
+    let s = c_string(s);
+    match s.strip_prefix(b"-") {
+        Some(digits) => 0i64
+            .checked_sub_unsigned(kstrtoull_digits(digits)?)
+            .ok_or(KstrtoxError::Range),
+        None => i64::try_from(kstrtoul(s)?).map_err(|_| KstrtoxError::Range),
+    }
+}
+
+/// `kstrtoint(s, 0)`: [`kstrtoll`] within `i32`.
+pub fn kstrtoint(s: &[u8]) -> Result<i32, KstrtoxError> {
+    i32::try_from(kstrtoll(s)?).map_err(|_| KstrtoxError::Range)
+}
+
+/// One unsigned number as `kstrtoull(s, 0)` ([`kstrtoul`]), `None` for
+/// anything it refuses.
+pub fn kstrtoull(s: &str) -> Option<u64> {
+    kstrtoul(s.as_bytes()).ok()
+}
+
+/// A number type and the `kstrto*()` function, base 0, that C uses for it.
+pub trait Kstrtox: Sized {
+    /// The C type, for messages.
+    const C_TYPE: &'static str;
+
+    /// Parse `s` as the C function does.
+    fn kstrtox(s: &[u8]) -> Result<Self, KstrtoxError>;
+}
+
+impl Kstrtox for u32 {
+    const C_TYPE: &'static str = "unsigned int";
+
+    fn kstrtox(s: &[u8]) -> Result<Self, KstrtoxError> {
+        kstrtouint(s)
+    }
+}
+
+impl Kstrtox for u64 {
+    const C_TYPE: &'static str = "unsigned long";
+
+    fn kstrtox(s: &[u8]) -> Result<Self, KstrtoxError> {
+        kstrtoul(s)
+    }
+}
+
+impl Kstrtox for i32 {
+    const C_TYPE: &'static str = "int";
+
+    fn kstrtox(s: &[u8]) -> Result<Self, KstrtoxError> {
+        kstrtoint(s)
+    }
+}
+
+impl Kstrtox for i64 {
+    const C_TYPE: &'static str = "long long";
+
+    fn kstrtox(s: &[u8]) -> Result<Self, KstrtoxError> {
+        kstrtoll(s)
+    }
+}
+
+/// `kstrtobool(s)`, as C null_blk's configfs stores of `bool` attributes
+/// parse: only the first character counts, or the first two for `on` and
+/// `off`. `1`, `y`, `t`, `e` (either case) and `on` are true; `0`, `n`, `f`,
+/// `d` and `of` false; so `yes`, `true`, `10` and `off` parse too. `None`
+/// for anything else, the empty string included.
+pub fn kstrtobool(s: &[u8]) -> Option<bool> {
+    match c_string(s) {
+        [b'1' | b'y' | b'Y' | b't' | b'T' | b'e' | b'E', ..] => Some(true),
+        [b'0' | b'n' | b'N' | b'f' | b'F' | b'd' | b'D', ..] => Some(false),
+        [b'o' | b'O', b'n' | b'N', ..] => Some(true),
+        [b'o' | b'O', b'f' | b'F', ..] => Some(false),
+        _ => None,
+    }
 }
 
 /// Validate a fault injection parameter (`timeout`, `requeue`, `init_hctx`).
@@ -592,6 +731,7 @@ impl RawParams<'_> {
             shared_tags: self.shared_tags,
             shared_tag_bitmap: self.shared_tag_bitmap,
             no_sched: self.no_sched,
+            rotational: self.rotational,
             split_clone: validate_split_clone(self.split_clone)?,
             timeout_inject: validate_fault("timeout", self.timeout)?,
             requeue_inject: validate_fault("requeue", self.requeue)?,

@@ -12,6 +12,8 @@
 
 /// Sectors per MiB.
 const SECTORS_PER_MB: u64 = (1 << 20) / 512;
+/// Bytes per sector.
+const SECTOR_SIZE: u64 = 512;
 
 /// The zoned parameters of a device, as C null_blk's (sizes in MiB).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -220,6 +222,32 @@ pub struct Zone {
     pub cond: Cond,
 }
 
+impl Zone {
+    /// How many of the `len` bytes read from byte `pos` of the device (in
+    /// this zone) hold data, as C null_blk's `null_zone_valid_read_len()`:
+    /// all of them in a conventional zone, in a read-only zone (which has
+    /// no write pointer) and in a finished zone (write pointer at its end);
+    /// in any other sequential zone, those before the write pointer, none
+    /// from it on. A memory-backed disk reads the rest as 0xFF bytes.
+    ///
+    /// Counted to the byte. C asks for each segment of a read and counts
+    /// whole sectors from the one the segment starts in, so for a segment
+    /// that starts inside a sector (direct I/O from 2-byte aligned buffers,
+    /// a sector straddling two segments) it may take as many bytes past
+    /// the write pointer as data as the segment's offset in that sector;
+    /// here they are past it, like the others.
+    pub fn valid_read_len(&self, pos: u64, len: u64) -> u64 {
+        if self.kind == ZoneType::Conventional {
+            return len;
+        }
+        // `INVALID_WP` (read-only, offline) saturates: all of them.
+        self.wp
+            .saturating_mul(SECTOR_SIZE)
+            .saturating_sub(pos)
+            .min(len)
+    }
+}
+
 /// Why a command failed (the block layer status it maps to).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ZoneError {
@@ -321,15 +349,28 @@ impl<V: core::ops::DerefMut<Target = [Zone]>> Zones<V> {
     }
 
     /// How many of the `sectors` from `sector` a read may return data for:
-    /// what lies below the write pointer of a sequential zone (the rest
-    /// reads as zeroes). `Err` for an offline zone.
+    /// [`Zones::read_len`] in sectors.
     pub fn read(&self, sector: u64, sectors: u64) -> Result<u64, ZoneError> {
-        let zone = self.zones.get(self.zone_no(sector)).ok_or(ZoneError::Io)?;
-        match zone.cond {
-            Cond::Offline => Err(ZoneError::Io),
-            Cond::NotWp | Cond::ReadOnly => Ok(sectors),
-            _ => Ok(zone.wp.saturating_sub(sector).min(sectors)),
+        let len = self.read_len(
+            sector.saturating_mul(SECTOR_SIZE),
+            sectors.saturating_mul(SECTOR_SIZE),
+        )?;
+        Ok(len / SECTOR_SIZE)
+    }
+
+    /// How many of the `len` bytes a read from byte `pos` may return data
+    /// for ([`Zone::valid_read_len`] of the zone of `pos`: what lies below
+    /// the write pointer of a sequential zone; the rest reads as 0xFF
+    /// bytes). `Err` for an offline zone, which cannot be read.
+    pub fn read_len(&self, pos: u64, len: u64) -> Result<u64, ZoneError> {
+        let zone = self
+            .zones
+            .get(self.zone_no(pos / SECTOR_SIZE))
+            .ok_or(ZoneError::Io)?;
+        if zone.cond == Cond::Offline {
+            return Err(ZoneError::Io);
         }
+        Ok(zone.valid_read_len(pos, len))
     }
 
     fn need_res_mgmt(&self) -> bool {

@@ -92,6 +92,7 @@ pub(crate) fn from_module_params() -> Result<(DeviceConfig, u32)> {
         shared_tags: p::shared_tags.value(),
         shared_tag_bitmap: p::shared_tag_bitmap.value(),
         no_sched: p::no_sched.value(),
+        rotational: p::rotational.value(),
         split_clone: split_clone.as_bytes(),
         timeout: timeout.as_bytes(),
         requeue: requeue.as_bytes(),

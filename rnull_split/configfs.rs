@@ -21,12 +21,14 @@
 //!    are refused with `EEXIST`. The subsystem directory's read-only
 //!    `features` lists the attribute names, as C null_blk's does.
 //! 2. Each attribute ([`Attr`], C null_blk's names) shows its value and a
-//!    newline; a store parses the text, checks it with the validator of the
-//!    module parameter of the same meaning (`common/params.rs`) and refuses
-//!    bad values with `EINVAL` and a message naming the attribute. While the
-//!    disk exists every store fails with `EBUSY` but `power`'s and those of
-//!    `submit_queues` and `poll_queues`, which change the live disk's
-//!    hardware queues as C null_blk's do (`NullDevice::update_hw_queues`).
+//!    newline; a store parses the text as C null_blk's does (`kstrtobool()`,
+//!    `kstrtouint(.., 0)`, `kstrtoul(.., 0)`), checks it with the validator
+//!    of the module parameter of the same meaning (`common/params.rs`) and
+//!    refuses bad values with `EINVAL` and a message naming the attribute
+//!    and the value. While the disk exists every store fails with `EBUSY`
+//!    but `power`'s and those of `submit_queues` and `poll_queues`, which
+//!    change the live disk's hardware queues as C null_blk's do
+//!    (`NullDevice::update_hw_queues`).
 //! 3. `power=1` checks the whole configuration again (rules between
 //!    attributes, e.g. `max_sectors` against `blocksize`) and creates the
 //!    [`NullDevice`] named after the directory; `power=0` drops it, which
@@ -47,10 +49,9 @@ use crate::{
     bad_sectors::BadSectors,
     device::{self, DeviceFaults, NullDevice, Shared},
     fault::Fault,
-    params::{self, DeviceConfig, IrqMode, ParamError, QueueMode},
+    params::{self, DeviceConfig, IrqMode, Kstrtox, KstrtoxError, ParamError, QueueMode},
     zoned::Cond,
 };
-use core::str::FromStr;
 use kernel::{
     configfs::{self, AttributeOperations},
     configfs_attrs,
@@ -202,11 +203,7 @@ impl DeviceDir {
 
     /// Store into `attr` the bytes written to its file.
     fn store(&self, attr: Attr, bytes: &[u8]) -> Result {
-        let Ok(text) = core::str::from_utf8(bytes) else {
-            pr_err!("{}: invalid {}: not text\n", &*self.name, attr.name());
-            return Err(EINVAL);
-        };
-        attr.store(self, &mut self.state.lock(), text.trim())
+        attr.store(self, &mut self.state.lock(), bytes)
     }
 }
 
@@ -320,6 +317,7 @@ device_attributes! {
     30 mbps Mbps,
     31 cache_size CacheSize,
     32 fua Fua,
+    33 rotational Rotational,
 }
 
 impl Attr {
@@ -361,14 +359,17 @@ impl Attr {
             Self::Mbps => writeln!(out, "{}", c.mbps),
             Self::CacheSize => writeln!(out, "{}", c.cache_size_mb),
             Self::Fua => writeln!(out, "{}", u8::from(c.fua)),
+            Self::Rotational => writeln!(out, "{}", u8::from(c.rotational)),
             // Write-only: configfs never asks.
             Self::ZoneReadonly | Self::ZoneOffline => Ok(()),
         }
     }
 
-    /// Set the attribute of `device_dir` (whose `state` is locked) from `text`
-    /// (surrounding white space already trimmed).
-    fn store(self, device_dir: &DeviceDir, state: &mut DirState, text: &str) -> Result {
+    /// Set the attribute of `device_dir` (whose `state` is locked) from the
+    /// bytes written, `text`: numbers and booleans exactly as C null_blk
+    /// parses them, `badblocks` and `split_clone` without the white space
+    /// around them.
+    fn store(self, device_dir: &DeviceDir, state: &mut DirState, text: &[u8]) -> Result {
         // Like C null_blk: the configuration is frozen while the disk
         // exists, but for its queues, which change on the live disk.
         // And for `badblocks`, which a running disk checks each request
@@ -435,6 +436,7 @@ impl Attr {
             Self::ZoneAppendMaxSectors => c.zone.append_max_sectors = parse(dir, self, text)?,
             Self::ZoneFull => c.zone.full = parse_bool(dir, self, text)?,
             Self::Badblocks => {
+                let text = trimmed_text(dir, self, text)?;
                 return state.badblocks.change(text).inspect_err(|_| {
                     pr_err!(
                         "{}: invalid badblocks '{}': must be +START-END or -START-END \
@@ -442,7 +444,7 @@ impl Attr {
                         dir,
                         text
                     );
-                })
+                });
             }
             Self::BadblocksOnce => c.badblocks_once = parse_bool(dir, self, text)?,
             Self::Mbps => {
@@ -455,16 +457,15 @@ impl Attr {
                     checked(dir, params::validate_cache_size(parse(dir, self, text)?))?
             }
             Self::Fua => c.fua = parse_bool(dir, self, text)?,
+            Self::Rotational => c.rotational = parse_bool(dir, self, text)?,
             Self::ZoneReadonly | Self::ZoneOffline => {
                 let cond = if self == Self::ZoneReadonly {
                     Cond::ReadOnly
                 } else {
                     Cond::Offline
                 };
-                let Some(sector) = params::kstrtoull(text) else {
-                    pr_err!("{}: invalid {}: not a sector number\n", dir, self.name());
-                    return Err(EINVAL);
-                };
+                // C: kstrtoull(page, 0)
+                let sector: u64 = parse(dir, self, text)?;
                 let Some(disk) = &state.disk else {
                     pr_err!("{}: {}: the disk is not powered\n", dir, self.name());
                     return Err(EINVAL);
@@ -499,6 +500,7 @@ impl Attr {
                 c.hw_queue_depth = checked(dir, params::validate_hw_queue_depth(v.into()))?;
             }
             Self::SplitClone => {
+                let text = trimmed_text(dir, self, text)?;
                 c.split_clone = checked(dir, params::validate_split_clone(text.as_bytes()))?
             }
         }
@@ -537,26 +539,13 @@ fn fault_item_type() -> &'static FaultItemType {
     }
 }
 
-/// Parse a fault attribute as C's `kstrtoul()` (`probability`, `interval`,
-/// `verbose`) or `kstrtoint()` (`times`, `space`), base 0 and a trailing
-/// newline allowed.
-fn parse_fault_value<T: TryFrom<i64>>(bytes: &[u8]) -> Result<T> {
-    let text = core::str::from_utf8(bytes).map_err(|_| EINVAL)?.trim();
-    let (neg, digits) = match text.strip_prefix('-') {
-        Some(d) => (true, d),
-        None => (false, text),
-    };
-    let v = params::kstrtoull(digits).ok_or(EINVAL)?;
-    let v = i64::try_from(v).map_err(|_| ERANGE)?;
-    let v = if neg { -v } else { v };
-    // A sign where none is taken is malformed; a number too large, out of
-    // range, as `kstrto*()` say.
-    T::try_from(v).map_err(|_| {
-        if neg && T::try_from(-1).is_err() {
-            EINVAL
-        } else {
-            ERANGE
-        }
+/// Parse a fault attribute as C's `kstrtoul(.., 0)` (`probability`,
+/// `interval`, `verbose`) or `kstrtoint(.., 0)` (`times`, `space`), with
+/// their `EINVAL` or `ERANGE`.
+fn parse_fault_value<T: Kstrtox>(bytes: &[u8]) -> Result<T> {
+    T::kstrtox(bytes).map_err(|e| match e {
+        KstrtoxError::Invalid => EINVAL,
+        KstrtoxError::Range => ERANGE,
     })
 }
 
@@ -613,28 +602,57 @@ fn irqmode_number(mode: IrqMode) -> u32 {
     }
 }
 
-/// Parse a decimal number, like upstream rnull's configfs.
-fn parse<T: FromStr>(dir: &CStr, attr: Attr, text: &str) -> Result<T> {
-    text.parse::<T>().map_err(|_| {
+/// The bytes written, for messages: the text without its trailing newline.
+fn shown(bytes: &[u8]) -> &str {
+    core::str::from_utf8(params::trim_newline(bytes)).unwrap_or("(not text)")
+}
+
+/// Parse a number as C null_blk's stores do: `kstrtouint(.., 0)` for a
+/// `u32`, `kstrtoul(.., 0)` for a `u64` (an optional `+`, `0x` hex, `0`
+/// octal or decimal, one trailing newline). C's `ERANGE` for a number too
+/// large for the type is `EINVAL` here, as every other bad value.
+fn parse<T: Kstrtox>(dir: &CStr, attr: Attr, text: &[u8]) -> Result<T> {
+    T::kstrtox(text).map_err(|e| {
+        let (why, forms) = match e {
+            KstrtoxError::Invalid => ("not a number of type", " (decimal, 0x hex or 0 octal)"),
+            KstrtoxError::Range => ("out of range for type", ""),
+        };
         pr_err!(
-            "{}: invalid {}: not a decimal number in range\n",
+            "{}: invalid {} '{}': {} {}{}\n",
             dir,
-            attr.name()
+            attr.name(),
+            shown(text),
+            why,
+            T::C_TYPE,
+            forms
         );
         EINVAL
     })
 }
 
-/// Parse `0` or `1`.
-fn parse_bool(dir: &CStr, attr: Attr, text: &str) -> Result<bool> {
-    match text {
-        "0" => Ok(false),
-        "1" => Ok(true),
-        _ => {
-            pr_err!("{}: invalid {}: must be 0 or 1\n", dir, attr.name());
-            Err(EINVAL)
-        }
-    }
+/// Parse a boolean as C null_blk's stores do (`kstrtobool()`: `1`, `y`,
+/// `t`, `e`, `on`; `0`, `n`, `f`, `d`, `off`; only the first one or two
+/// characters count).
+fn parse_bool(dir: &CStr, attr: Attr, text: &[u8]) -> Result<bool> {
+    params::kstrtobool(text).ok_or_else(|| {
+        pr_err!(
+            "{}: invalid {} '{}': must be 1/y/t/e/on or 0/n/f/d/off\n",
+            dir,
+            attr.name(),
+            shown(text)
+        );
+        EINVAL
+    })
+}
+
+/// The bytes written as text, without the white space around them (C
+/// null_blk's `badblocks` strips it too).
+fn trimmed_text<'a>(dir: &CStr, attr: Attr, bytes: &'a [u8]) -> Result<&'a str> {
+    let Ok(text) = core::str::from_utf8(bytes) else {
+        pr_err!("{}: invalid {}: not text\n", dir, attr.name());
+        return Err(EINVAL);
+    };
+    Ok(text.trim())
 }
 
 /// Turn a validator's error into `EINVAL` and a message naming the attribute.

@@ -235,7 +235,8 @@ impl NullDevice {
             // C null_blk's `cache_size` and `fua`: a volatile write cache.
             .write_cache(config.cache_size_mb > 0)
             .fua(config.fua)
-            .rotational(false);
+            // C null_blk's `rotational`: `BLK_FEAT_ROTATIONAL`.
+            .rotational(config.rotational);
         let badblocks = badblocks.map(|list| {
             BadBlockCheck::new(
                 list,
@@ -563,7 +564,7 @@ impl Operations for NullQueue {
         let bad = queue_data.badblocks.as_ref();
         let status = match (&queue_data.zones, &queue_data.store) {
             (Some(zones), store) => zones.serve(&rq, store.as_deref(), bad),
-            (None, store) => serve_data(&rq, store.as_deref(), bad),
+            (None, store) => serve_data(&rq, store.as_deref(), bad, u64::MAX),
         };
         match status {
             Ok(()) => {}
@@ -652,20 +653,25 @@ impl Operations for NullQueue {
     }
 }
 
-/// Serve the data of `rq` on a disk that is not zoned: move it with `store`
-/// if it is memory-backed, and fail it (after the sectors before, with
-/// `badblocks_partial_io`) if it meets a range of `bad`.
+/// Serve the data of `rq` (on a zoned disk, anything but a write or zone
+/// command): move it with `store` if the disk is memory-backed, and fail it
+/// (after the sectors before, with `badblocks_partial_io`) if it meets a
+/// range of `bad`. A read gets stored data for its first `valid` bytes and
+/// 0xFF bytes after them (past a zone's write pointer; `u64::MAX` for all).
 pub(crate) fn serve_data(
     rq: &mq::Request<NullQueue>,
     store: Option<&Store>,
     bad: Option<&BadBlockCheck>,
+    valid: u64,
 ) -> Result {
     let sectors = match bad.and_then(|bad| bad.meets_rq(rq)) {
         Some(sectors) => sectors,
-        None => return store.map_or(Ok(()), |s| s.transfer_rq_at(rq, rq.sector(), GFP_NOIO)),
+        None => {
+            return store.map_or(Ok(()), |s| s.transfer_rq(rq, u64::MAX, valid, GFP_NOIO));
+        }
     };
     if let Some(store) = store {
-        store.transfer_rq_part(rq, rq.sector(), sectors, GFP_NOIO)?;
+        store.transfer_rq(rq, sectors, valid, GFP_NOIO)?;
     }
     Err(EIO)
 }

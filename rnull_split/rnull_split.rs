@@ -20,7 +20,8 @@
 //!   request, in its driver data);
 //! - `queue_mode`: 2 (blk-mq) or 0 (bio-based: the driver splits bios
 //!   itself, with fast or deep clones, `split_clone`; `bio_queue.rs`);
-//! - `memory_backed`, `discard`: keep written data (`store.rs`).
+//! - `memory_backed`, `discard`: keep written data (`store.rs`);
+//! - `rotational`: the disk says it is rotational (`queue/rotational`).
 //!
 //! Disks can also be made at run time through configfs (`configfs.rs`,
 //! C null_blk's attribute names); counters are in debugfs (`debugfs.rs`).
@@ -234,6 +235,10 @@ macro_rules! null_module {
                 zone_full: bool {
                     default: false,
                     description: "Initialize the sequential write required zones of a zoned device to be full. Default: false",
+                },
+                rotational: bool {
+                    default: false,
+                    description: "Set the rotational feature for the device. Default: false",
                 },
                 split_clone: SplitCloneArg {
                     default: SplitCloneArg::FAST,

@@ -6,7 +6,8 @@
 //! indexed by page number, so a device of any size costs only what was
 //! written. The index is a page table of four levels
 //! (`common/page_table.rs`) rather than C's radix tree: a lookup is four
-//! dependent loads, inline. Never-written ranges read as zeroes; discard and
+//! dependent loads, inline. Never-written ranges read as zeroes, and what
+//! a zoned disk reads past a zone's write pointer as 0xFF bytes; discard and
 //! write-zeroes drop whole pages (and the table nodes they leave empty)
 //! and zero partial ones. Pages and table nodes are allocated outside the
 //! lock and only inserted under it: a write that finds its page missing
@@ -37,6 +38,11 @@ const SECTOR_SHIFT: u32 = 9;
 const SECTOR_SIZE: u64 = 1 << SECTOR_SHIFT;
 
 type Page = KBox<[u8; PAGE]>;
+
+/// What a read returns past a zone's write pointer (C null_blk fills it
+/// with 0xFF bytes): a page of them, at least as long as any piece of a
+/// single-page segment.
+static PAST_WP: [u8; PAGE] = [0xff; PAGE];
 
 /// A node of the page table above the leaves: `N` slots of `T`s.
 ///
@@ -361,7 +367,7 @@ impl Store {
     /// no data), allocating with `flags`.
     pub(crate) fn transfer(&self, bio: &Bio, flags: Flags) -> Result {
         let bios = core::iter::once((bio, bio.sector()));
-        self.transfer_bios(bios, bio.command(), u64::MAX, false, flags)
+        self.transfer_bios(bios, bio.command(), u64::MAX, u64::MAX, false, flags)
             .map(|_| ())
     }
 
@@ -370,29 +376,45 @@ impl Store {
     pub(crate) fn transfer_part(&self, bio: &Bio, sectors: u64, flags: Flags) -> Result {
         let limit = sectors.saturating_mul(SECTOR_SIZE);
         let bios = core::iter::once((bio, bio.sector()));
-        self.transfer_bios(bios, bio.command(), limit, false, flags)
+        self.transfer_bios(bios, bio.command(), limit, u64::MAX, false, flags)
             .map(|_| ())
     }
 
-    /// Serve the data of every bio of `rq` as if the request started at
-    /// `sector` (a zone append's is the write pointer, not its own).
-    pub(crate) fn transfer_rq_at<T: kernel::block::mq::Operations>(
+    /// Serve the first `sectors` sectors of `rq`'s data (`u64::MAX` for
+    /// all; fewer for a request that met a bad sector,
+    /// `badblocks_partial_io`). A read gets stored data for its first
+    /// `valid` bytes and 0xFF bytes after them (a zoned disk's read past
+    /// the write pointer, as C null_blk's; `u64::MAX`: all data).
+    pub(crate) fn transfer_rq<T: kernel::block::mq::Operations>(
         &self,
         rq: &kernel::block::mq::Request<T>,
-        sector: u64,
+        sectors: u64,
+        valid: u64,
         flags: Flags,
     ) -> Result {
-        self.transfer_rq_part(rq, sector, u64::MAX, flags)
+        self.transfer_rq_from(rq, rq.sector(), sectors, valid, flags)
     }
 
     /// Serve the first `sectors` sectors of `rq`'s data only, as if the
-    /// request started at `sector` (a request that met a bad sector,
-    /// `badblocks_partial_io`; `u64::MAX` for all).
+    /// request started at `sector` (a zone append's is the write pointer,
+    /// not its own; `u64::MAX` sectors for all).
     pub(crate) fn transfer_rq_part<T: kernel::block::mq::Operations>(
         &self,
         rq: &kernel::block::mq::Request<T>,
         sector: u64,
         sectors: u64,
+        flags: Flags,
+    ) -> Result {
+        self.transfer_rq_from(rq, sector, sectors, u64::MAX, flags)
+    }
+
+    /// [`Store::transfer_rq`] as if the request started at `sector`.
+    fn transfer_rq_from<T: kernel::block::mq::Operations>(
+        &self,
+        rq: &kernel::block::mq::Request<T>,
+        sector: u64,
+        sectors: u64,
+        valid: u64,
         flags: Flags,
     ) -> Result {
         let base = rq.sector();
@@ -404,7 +426,7 @@ impl Store {
             .bios()
             .map(|bio| (bio, sector.wrapping_add(bio.sector().wrapping_sub(base))));
         let limit = sectors.saturating_mul(SECTOR_SIZE);
-        self.transfer_bios(bios, rq.command(), limit, rq.is_fua(), flags)
+        self.transfer_bios(bios, rq.command(), limit, valid, rq.is_fua(), flags)
             .map(|_| ())
     }
 
@@ -415,7 +437,8 @@ impl Store {
 
     /// Serve `command` on `bios`, each at the sector paired with it, at most
     /// `limit` bytes of them, a write past the cache if `fua`; returns how
-    /// many bytes it served.
+    /// many bytes it served. A read fills the bytes it serves after the
+    /// first `valid` with 0xFF instead of stored data.
     ///
     /// As C null_blk's `null_handle_data_transfer`, the lock is taken once
     /// for all the bios: a write that finds its page missing drops it to
@@ -425,6 +448,7 @@ impl Store {
         bios: impl Iterator<Item = (&'b Bio, u64)>,
         command: Command,
         limit: u64,
+        valid: u64,
         fua: bool,
         flags: Flags,
     ) -> Result<u64> {
@@ -489,14 +513,23 @@ impl Store {
                             }
                         }
                     } else {
-                        let cached = if cache {
-                            pages.cache.get(&idx).map(|p| &**p)
-                        } else {
-                            None
-                        };
-                        match cached.or_else(|| pages.data.get(idx)) {
-                            Some(page) => seg.copy_from(at, &page[off..off + n])?,
-                            None => seg.zero(at, n)?,
+                        // Stored data up to `valid` bytes into the
+                        // transfer, 0xFF bytes after them.
+                        let data = valid.saturating_sub(served + at as u64).min(n as u64) as usize;
+                        if data > 0 {
+                            let cached = if cache {
+                                pages.cache.get(&idx).map(|p| &**p)
+                            } else {
+                                None
+                            };
+                            match cached.or_else(|| pages.data.get(idx)) {
+                                Some(page) => seg.copy_from(at, &page[off..off + data])?,
+                                None => seg.zero(at, data)?,
+                            }
+                        }
+                        if data < n {
+                            // `n - data` is at most a page.
+                            seg.copy_from(at + data, &PAST_WP[..n - data])?;
                         }
                     }
                     at += n;

@@ -7,7 +7,8 @@
 //! tag set is `BLOCKING`, so `queue_rq` may sleep on it, and so may the
 //! data copy of a memory-backed device, which happens under it as in C):
 //! writes and zone appends at the write pointer, zone management commands,
-//! reads of offline zones refused, and `report_zones`.
+//! reads of offline zones refused, reads past a write pointer filled with
+//! 0xFF bytes, and `report_zones`.
 
 use crate::{
     bad_sectors::BadBlockCheck,
@@ -17,9 +18,12 @@ use crate::{
     zoned::{Cond, Mgmt, Zone, ZoneError, ZoneType, Zones},
 };
 use kernel::{
-    block::mq::{
-        zoned::{self as kzoned, ZoneReport, ZonedLimits},
-        Command, Request,
+    block::{
+        mq::{
+            zoned::{self as kzoned, ZoneReport, ZonedLimits},
+            Command, Request,
+        },
+        SECTOR_SHIFT,
     },
     new_mutex,
     prelude::*,
@@ -116,8 +120,17 @@ impl DevZones {
                 return status;
             }
             Command::Read => {
-                self.zones.lock().read(sector, sectors).map_err(to_error)?;
-                return serve_data(rq, store, bad);
+                // As C null_blk: past a sequential zone's write pointer a
+                // memory-backed disk reads 0xFF bytes. The data is copied
+                // under the lock, as C reads under the zone's: a write or
+                // reset of the zone comes before the read or after it.
+                let zones = self.zones.lock();
+                let valid = zones
+                    .read_len(sector << SECTOR_SHIFT, u64::from(rq.bytes()))
+                    .map_err(to_error)?;
+                let status = serve_data(rq, store, bad, valid);
+                drop(zones);
+                return status;
             }
             Command::ZoneOpen => Mgmt::Open,
             Command::ZoneClose => Mgmt::Close,
@@ -125,7 +138,7 @@ impl DevZones {
             Command::ZoneReset => Mgmt::Reset,
             Command::ZoneResetAll => Mgmt::ResetAll,
             // Flush, discard, write zeroes: as on any device.
-            _ => return serve_data(rq, store, bad),
+            _ => return serve_data(rq, store, bad, u64::MAX),
         };
         self.zones
             .lock()

@@ -19,6 +19,21 @@ fn defaults_match_null_blk() {
     assert_eq!(c.irqmode, IrqMode::Softirq);
     assert_eq!(c.completion_nsec, 10_000);
     assert_eq!(c.split_clone, SplitClone::Fast);
+    assert!(!c.rotational);
+}
+
+#[test]
+fn rotational_is_taken_as_given() {
+    // C null_blk's `rotational`: a bool, default false, no rule against
+    // other parameters (any queue mode, zoned or not, memory-backed or not)
+    for (queue_mode, zoned, memory_backed) in [(2, false, false), (0, false, true), (2, true, true)] {
+        let p = RawParams { rotational: true, queue_mode, zoned, memory_backed, gb: 1, ..raw() };
+        let (c, _) = p.validate(2).unwrap();
+        assert!(c.rotational);
+        assert_eq!(c.validate(2), Ok(()));
+        assert!(!RawParams { rotational: false, ..p }.validate(2).unwrap().0.rotational);
+    }
+    assert_eq!(configfs_name("rotational"), "rotational");
 }
 
 #[test]

@@ -182,3 +182,130 @@ fn zone_numbers_are_a_shift() {
         }
     }
 }
+
+/// C null_blk's `null_zone_valid_read_len()` and the adjustment its
+/// `null_transfer()` makes for a segment that starts inside a sector.
+fn c_valid_read_len(zone: &Zone, pos: u64, len: u64) -> u64 {
+    let sector = pos >> 9;
+    let nr_sectors = len.div_ceil(512);
+    let valid = if zone.kind == ZoneType::Conventional || sector + nr_sectors <= zone.wp {
+        len
+    } else if sector > zone.wp {
+        0
+    } else {
+        (zone.wp - sector) << 9
+    };
+    if valid != 0 && valid != len {
+        valid - (pos & 511)
+    } else {
+        valid
+    }
+}
+
+fn seq_zone(start: u64, wp: u64) -> Zone {
+    Zone {
+        start,
+        len: 4 * MB,
+        capacity: 4 * MB,
+        wp,
+        kind: ZoneType::SeqWriteRequired,
+        cond: Cond::ImpOpen,
+    }
+}
+
+#[test]
+fn valid_read_len_stops_at_the_write_pointer() {
+    let s = 4 * MB;
+    let z = seq_zone(s, s + 8); // 4 KiB written
+    let at = |sector: u64| sector * 512;
+    assert_eq!(z.valid_read_len(at(s), 8192), 4096); // 4 KiB data, 4 KiB past the wp
+    assert_eq!(z.valid_read_len(at(s), 4096), 4096);
+    assert_eq!(z.valid_read_len(at(s), 512), 512);
+    assert_eq!(z.valid_read_len(at(s + 4), 1024), 1024);
+    assert_eq!(z.valid_read_len(at(s + 4), 4096), 2048);
+    assert_eq!(z.valid_read_len(at(s + 8), 4096), 0); // at the wp
+    assert_eq!(z.valid_read_len(at(s + 100), 4096), 0); // past it
+    assert_eq!(z.valid_read_len(at(s), 0), 0);
+    // inside a sector: the bytes before the wp, to the byte
+    assert_eq!(z.valid_read_len(at(s + 7) + 256, 512), 256);
+    assert_eq!(z.valid_read_len(at(s + 7) + 2, 100), 100);
+    assert_eq!(z.valid_read_len(at(s + 8) + 2, 100), 0);
+    // an empty zone reads no data, a finished one all of it
+    assert_eq!(seq_zone(s, s).valid_read_len(at(s), 8192), 0);
+    assert_eq!(seq_zone(s, s + 4 * MB).valid_read_len(at(s + 4 * MB - 8), 4096), 4096);
+    // a full zone of a smaller capacity: nothing past the capacity
+    let small = Zone { capacity: 2 * MB, wp: s + 2 * MB, cond: Cond::Full, ..z };
+    assert_eq!(small.valid_read_len(at(s + 2 * MB - 4), 4096), 2048);
+    assert_eq!(small.valid_read_len(at(s + 2 * MB), 4096), 0);
+    // read-only (no write pointer) and conventional zones: all of it
+    let ro = Zone { wp: INVALID_WP, cond: Cond::ReadOnly, ..z };
+    assert_eq!(ro.valid_read_len(at(s), 8192), 8192);
+    assert_eq!(ro.valid_read_len(at(s + 4 * MB - 8), 4096), 4096);
+    let conv = Zone { start: 0, wp: 0, kind: ZoneType::Conventional, cond: Cond::NotWp, ..z };
+    assert_eq!(conv.valid_read_len(0, 8192), 8192);
+    assert_eq!(conv.valid_read_len(at(100) + 3, 999), 999);
+}
+
+#[test]
+fn valid_read_len_is_c_null_blks_for_whole_sectors() {
+    // C counts whole sectors from the one a segment starts in: the same for
+    // every segment that starts on a sector boundary, and never less for one
+    // that starts inside a sector (there it takes the bytes of the sector
+    // that crosses the wp as data: at most the offset in the sector)
+    let s = 4 * MB;
+    let mut n = 0;
+    for wp in [s, s + 1, s + 8, s + 9, s + 4 * MB - 1, s + 4 * MB, INVALID_WP] {
+        let z = seq_zone(s, wp);
+        for sector in (s..s + 24).chain(s + 4 * MB - 16..s + 4 * MB) {
+            for len in (1..=4096u64).step_by(97).chain([512, 1024, 4096, 8192]) {
+                for off in [0u64, 1, 2, 256, 510, 511] {
+                    let pos = sector * 512 + off;
+                    let ours = z.valid_read_len(pos, len);
+                    let c = c_valid_read_len(&z, pos, len);
+                    assert!(ours <= len);
+                    // the bytes before the wp, exactly
+                    let want = (wp.saturating_mul(512)).saturating_sub(pos).min(len);
+                    assert_eq!(ours, want, "wp {wp} pos {pos} len {len}");
+                    if off == 0 {
+                        assert_eq!(ours, c, "wp {wp} pos {pos} len {len}");
+                    } else {
+                        assert!(c >= ours && c - ours <= off, "wp {wp} pos {pos} len {len}: {c} vs {ours}");
+                    }
+                    n += 1;
+                }
+            }
+        }
+    }
+    assert!(n > 10_000);
+}
+
+#[test]
+fn read_len_of_zones() {
+    let mut z = zones(ZonedConfig { nr_conv: 1, ..cfg(4) }, 16);
+    let s = 4 * MB;
+    let at = |sector: u64| sector * 512;
+    // conventional zone: all of it, written or not
+    assert_eq!(z.read_len(0, 8192), Ok(8192));
+    // empty sequential zone: nothing
+    assert_eq!(z.read_len(at(s), 8192), Ok(0));
+    // 4 KiB written at its start: those, then 0xFF
+    z.write(s, 8, false).unwrap();
+    assert_eq!(z.read_len(at(s), 8192), Ok(4096));
+    assert_eq!(z.read(s, 16), Ok(8));
+    // finished: all of it; reset: nothing again
+    z.mgmt(Mgmt::Finish, s, |_, _| ()).unwrap();
+    assert_eq!(z.read_len(at(s + 4 * MB - 16), 8192), Ok(8192));
+    z.mgmt(Mgmt::Reset, s, |_, _| ()).unwrap();
+    assert_eq!(z.read_len(at(s), 8192), Ok(0));
+    // the zone of the read's first byte counts
+    z.write(2 * s, 8, false).unwrap();
+    assert_eq!(z.read_len(at(2 * s) + 511, 1), Ok(1));
+    assert_eq!(z.read_len(at(2 * s + 8), 1), Ok(0));
+    // read-only: all; offline: refused
+    z.set_cond(2 * s, Cond::ReadOnly, |_, _| ()).unwrap();
+    assert_eq!(z.read_len(at(2 * s), 8192), Ok(8192));
+    z.set_cond(3 * s, Cond::Offline, |_, _| ()).unwrap();
+    assert_eq!(z.read_len(at(3 * s), 8192), Err(ZoneError::Io));
+    // past the device
+    assert_eq!(z.read_len(at(16 * MB), 512), Err(ZoneError::Io));
+}

@@ -1,7 +1,9 @@
 #!/bin/bash
 # rnull_split on blk-mq: geometry from parameters, I/O larger than
 # max_sectors split by the block layer with exact byte counts, refused bad
-# parameters, load/unload cycles, clean kernel log.
+# parameters, load/unload cycles, clean kernel log. Zoned reads past the
+# write pointer and `rotational` also run on C null_blk when its module is
+# there.
 . "$REPO/tests/lib.sh"
 . "$REPO/tests/timer-checks.sh"
 KO=$MODDIR/rnull_split/rnull_split.ko
@@ -26,6 +28,7 @@ if insmod "$KO"; then
     expect_eq "polling is on (io_poll 1)" "$(sysblk rnullb0 queue/io_poll)" 1
     check "no I/O scheduler by default, as null_blk with two hardware queues" \
         grep -q '\[none\]' /sys/block/rnullb0/queue/scheduler
+    expect_eq "not rotational by default (rotational=0), as null_blk" "$(sysblk rnullb0 queue/rotational)" 0
     check "rmmod" unload
 else
     not_ok "insmod with default parameters"
@@ -335,8 +338,9 @@ if insmod "$KO" zoned=1 gb=1 zone_size=64 zone_nr_conv=2 zone_max_open=4 memory_
         dd if=/tmp/z1 of=/dev/rnullb0 bs=1M seek=7 oflag=direct status=none
     check "zoned: zone reset" blkzone reset -o $((2 * zsec)) -c 1 /dev/rnullb0
     dd if=/dev/rnullb0 of=/tmp/z2 bs=1M skip=$((2 * 64)) count=1 iflag=direct status=none
-    head -c 1048576 /dev/zero > /tmp/z0
-    check "zoned: reset zone reads as zeroes" cmp /tmp/z0 /tmp/z2
+    head -c 1048576 /dev/zero | tr '\0' '\377' > /tmp/zff
+    check "zoned: a reset zone reads as 0xFF bytes (all past its write pointer), as null_blk" \
+        cmp /tmp/zff /tmp/z2
     check "zoned: zone open -> explicitly open" \
         bash -c "blkzone open -o $((3 * zsec)) -c 1 /dev/rnullb0 && blkzone report -o $((3 * zsec)) -c 1 /dev/rnullb0 | grep -q '(oe)'"
     check "zoned: zone finish -> full" \
@@ -374,6 +378,129 @@ else
     not_ok "insmod zoned=1 zone_capacity=32"
 fi
 dmesg_clean "zoned"
+
+# --- past a zone's write pointer, a memory-backed disk reads 0xFF bytes ------------
+# As C null_blk (null_zone_valid_read_len() and its 0xFF fill): the bytes of
+# a read below a sequential zone's write pointer are the data, those from it
+# on 0xFF; a conventional zone reads as any disk. The same checks run on C
+# null_blk when its module is there.
+# zoned_reads DISK LABEL: on memory-backed /dev/DISK, zone_size=64 with one
+# conventional zone (zone 1 the first sequential one, empty).
+zoned_reads() {
+    local disk=$1 label=$2 zs=$((64 << 11)) got=/tmp/zr_got
+    rd8k() { dd if=/dev/$disk of=$got bs=8k skip=$(($1 / 16)) count=1 iflag=direct status=none; }
+    head -c 4096 /dev/urandom > /tmp/zr_data
+    head -c 4096 /dev/zero > /tmp/zr_zero
+    head -c 4096 /dev/zero | tr '\0' '\377' > /tmp/zr_ff
+    cat /tmp/zr_ff /tmp/zr_ff > /tmp/zr_ff8k
+    cat /tmp/zr_zero /tmp/zr_zero > /tmp/zr_zero8k
+    cat /tmp/zr_data /tmp/zr_ff > /tmp/zr_data_ff
+    cat /tmp/zr_data /tmp/zr_zero > /tmp/zr_data_zero
+    if rd8k 0; then
+        check "$label: an unwritten conventional zone reads zeroes" cmp /tmp/zr_zero8k $got
+    else
+        not_ok "$label: 8 KiB direct read of the conventional zone"
+    fi
+    if rd8k $zs; then
+        check "$label: an empty sequential zone reads 0xFF bytes" cmp /tmp/zr_ff8k $got
+    else
+        not_ok "$label: 8 KiB direct read of an empty sequential zone"
+    fi
+    check "$label: 4 KiB written at the start of sequential zone 1" \
+        dd if=/tmp/zr_data of=/dev/$disk bs=4k seek=$((zs / 8)) count=1 oflag=direct status=none
+    check "$label: ... write pointer 8 sectors in" \
+        bash -c "blkzone report -o $zs -c 1 /dev/$disk | grep -q 'wptr 0x000008 '"
+    if rd8k $zs; then
+        check "$label: 8 KiB read from the zone's start: the 4 KiB written, then 4 KiB of 0xFF" \
+            cmp /tmp/zr_data_ff $got
+        diag "$label: bytes 4090-4101 read: $(od -An -tx1 -j 4090 -N 12 $got)"
+    else
+        not_ok "$label: 8 KiB direct read at the write pointer"
+    fi
+    if dd if=/dev/$disk of=$got bs=4k skip=$((zs / 8 + 1)) count=1 iflag=direct status=none; then
+        check "$label: 4 KiB read at the write pointer: all 0xFF" cmp /tmp/zr_ff $got
+    else
+        not_ok "$label: 4 KiB direct read at the write pointer"
+    fi
+    check "$label: 4 KiB written at the start of conventional zone 0" \
+        dd if=/tmp/zr_data of=/dev/$disk bs=4k count=1 oflag=direct status=none
+    if rd8k 0; then
+        check "$label: ... reads back, then zeroes" cmp /tmp/zr_data_zero $got
+    else
+        not_ok "$label: 8 KiB direct read of the conventional zone"
+    fi
+    check "$label: zone 1 finished" blkzone finish -o $zs -c 1 /dev/$disk
+    if rd8k $zs; then
+        check "$label: a finished zone (write pointer at its end) reads its data, then zeroes" \
+            cmp /tmp/zr_data_zero $got
+    else
+        not_ok "$label: 8 KiB direct read of the finished zone"
+    fi
+    check "$label: zone 1 reset" blkzone reset -o $zs -c 1 /dev/$disk
+    if rd8k $zs; then
+        check "$label: the reset zone reads 0xFF bytes again" cmp /tmp/zr_ff8k $got
+    else
+        not_ok "$label: 8 KiB direct read of the reset zone"
+    fi
+}
+if insmod "$KO" zoned=1 gb=1 zone_size=64 zone_nr_conv=1 memory_backed=1; then
+    zoned_reads rnullb0 "zoned reads"
+    check "zoned reads: rmmod" unload
+else
+    not_ok "insmod zoned=1 gb=1 zone_size=64 zone_nr_conv=1 memory_backed=1"
+fi
+dmesg_clean "zoned reads past the write pointer"
+CKO=${KDIR:-}/drivers/block/null_blk/null_blk.ko
+if [[ ! -e $CKO ]]; then
+    skip "C null_blk: zoned reads past the write pointer" "no $CKO"
+elif grep -q '^null_blk ' /proc/modules; then
+    not_ok "C null_blk: zoned reads past the write pointer (null_blk is loaded already)"
+elif insmod "$CKO" zoned=1 gb=1 zone_size=64 zone_nr_conv=1 memory_backed=1; then
+    zoned_reads nullb0 "C null_blk zoned reads"
+    check "rmmod C null_blk" rmmod null_blk
+    dmesg_clean "C null_blk zoned reads"
+else
+    not_ok "insmod $CKO zoned=1 gb=1 zone_size=64 zone_nr_conv=1 memory_backed=1"
+fi
+
+# --- rotational: BLK_FEAT_ROTATIONAL, queue/rotational, as C null_blk's ------------
+if insmod "$KO" rotational=1 gb=1; then
+    expect_eq "rotational=1: queue/rotational 1" "$(sysblk rnullb0 queue/rotational)" 1
+    check "rotational=1: rmmod" unload
+else
+    not_ok "insmod rotational=1 gb=1"
+fi
+if insmod "$KO" rotational=1 queue_mode=0 gb=1; then
+    expect_eq "rotational=1 queue_mode=0 (bio-based): queue/rotational 1" \
+        "$(sysblk rnullb0 queue/rotational)" 1
+    check "rotational=1 queue_mode=0: rmmod" unload
+else
+    not_ok "insmod rotational=1 queue_mode=0 gb=1"
+fi
+if insmod "$KO" rotational=0 gb=1; then
+    expect_eq "rotational=0: queue/rotational 0" "$(sysblk rnullb0 queue/rotational)" 0
+    check "rotational=0: rmmod" unload
+else
+    not_ok "insmod rotational=0 gb=1"
+fi
+if [[ ! -e $CKO ]]; then
+    skip "C null_blk: rotational" "no $CKO"
+elif grep -q '^null_blk ' /proc/modules; then
+    not_ok "C null_blk: rotational (null_blk is loaded already)"
+else
+    # (no parameter: the default, 0)
+    for rot in "" 0 1; do
+        arg=${rot:+rotational=$rot}
+        if insmod "$CKO" gb=1 $arg; then
+            expect_eq "C null_blk ${arg:-(default)}: queue/rotational ${rot:-0}, as ours" \
+                "$(sysblk nullb0 queue/rotational)" "${rot:-0}"
+            check "rmmod C null_blk" rmmod null_blk
+        else
+            not_ok "insmod $CKO gb=1 $arg"
+        fi
+    done
+fi
+dmesg_clean "rotational"
 
 # --- configured geometry -------------------------------------------------------
 if insmod "$KO" gb=2 bs=4096 nr_devices=2 submit_queues=2 hw_queue_depth=32 max_sectors=256; then

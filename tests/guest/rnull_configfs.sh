@@ -3,12 +3,18 @@
 # null_blk's nullb): mkdir takes the module parameters as defaults, attributes
 # read back, power=1 creates /dev/<name> with the configured geometry and moves
 # exact bytes, every store is refused with EBUSY while powered (but the
-# queue counts, which change the live disk), bad values
-# with EINVAL and a message naming the attribute, power=0 and rmdir remove the
-# disk, rmmod waits for rmdir; clean kernel log after each group.
+# queue counts, which change the live disk), numbers and booleans are read as
+# C null_blk reads them (kstrtouint/kstrtoul(.., 0), kstrtobool; the same
+# cases on C null_blk when its module is there), bad values with EINVAL and a
+# message naming the attribute and the value, power=0 and rmdir remove the
+# disk, rmmod waits for rmdir; clean kernel log after each group. rotational
+# and the attribute names are compared with C null_blk's too.
 . "$REPO/tests/lib.sh"
 KO=${MODDIR:-$REPO}/rnull_split/rnull_split.ko
 CFS=/sys/kernel/config/rnull_split
+# C null_blk, to compare with when its module is there
+CKO=${KDIR:-}/drivers/block/null_blk/null_blk.ko
+CCFS=/sys/kernel/config/nullb
 
 loaded() { grep -q '^rnull_split ' /proc/modules; }
 unload() {
@@ -57,16 +63,16 @@ EINVAL="Invalid argument"
 EBUSY="Device or resource busy"
 
 # --- the subsystem appears with the module; defaults are the parameters' ---------
-if insmod "$KO" nr_devices=0 gb=2 bs=4096 hw_queue_depth=32 split_clone=deep irqmode=0; then
-    ok "insmod nr_devices=0 gb=2 bs=4096 hw_queue_depth=32 split_clone=deep irqmode=0"
+if insmod "$KO" nr_devices=0 gb=2 bs=4096 hw_queue_depth=32 split_clone=deep irqmode=0 rotational=1; then
+    ok "insmod nr_devices=0 gb=2 bs=4096 hw_queue_depth=32 split_clone=deep irqmode=0 rotational=1"
     check "nr_devices=0 creates no disk" bash -c '! ls /sys/block | grep -q rnullb'
     check "$CFS exists" test -d "$CFS"
     expect_eq "features lists the attributes, like null_blk's" "$(cat "$CFS/features")" \
-        "size,blocksize,max_sectors,queue_mode,irqmode,completion_nsec,memory_backed,discard,submit_queues,hw_queue_depth,split_clone,power,poll_queues,blocking,shared_tags,shared_tag_bitmap,no_sched,zoned,zone_size,zone_capacity,zone_nr_conv,zone_max_open,zone_max_active,zone_append_max_sectors,zone_full,badblocks,badblocks_once,badblocks_partial_io,zone_readonly,zone_offline,mbps,cache_size,fua"
+        "size,blocksize,max_sectors,queue_mode,irqmode,completion_nsec,memory_backed,discard,submit_queues,hw_queue_depth,split_clone,power,poll_queues,blocking,shared_tags,shared_tag_bitmap,no_sched,zoned,zone_size,zone_capacity,zone_nr_conv,zone_max_open,zone_max_active,zone_append_max_sectors,zone_full,badblocks,badblocks_once,badblocks_partial_io,zone_readonly,zone_offline,mbps,cache_size,fua,rotational"
     check "mkdir $CFS/cfg0" mkdir "$CFS/cfg0"
     expect_eq "attribute files and fault directories are null_blk's (+ split_clone)" \
         "$(ls "$CFS/cfg0" | sort | tr '\n' ' ')" \
-        "badblocks badblocks_once badblocks_partial_io blocking blocksize cache_size completion_nsec discard fua hw_queue_depth init_hctx_fault_inject irqmode max_sectors mbps memory_backed no_sched poll_queues power queue_mode requeue_inject shared_tag_bitmap shared_tags size split_clone submit_queues timeout_inject zone_append_max_sectors zone_capacity zone_full zone_max_active zone_max_open zone_nr_conv zone_offline zone_readonly zone_size zoned "
+        "badblocks badblocks_once badblocks_partial_io blocking blocksize cache_size completion_nsec discard fua hw_queue_depth init_hctx_fault_inject irqmode max_sectors mbps memory_backed no_sched poll_queues power queue_mode requeue_inject rotational shared_tag_bitmap shared_tags size split_clone submit_queues timeout_inject zone_append_max_sectors zone_capacity zone_full zone_max_active zone_max_open zone_nr_conv zone_offline zone_readonly zone_size zoned "
     expect_eq "default size from gb=2: 2048 MiB" "$(get cfg0 size)" 2048
     expect_eq "default blocksize from bs" "$(get cfg0 blocksize)" 4096
     expect_eq "default hw_queue_depth from the parameter" "$(get cfg0 hw_queue_depth)" 32
@@ -78,6 +84,7 @@ if insmod "$KO" nr_devices=0 gb=2 bs=4096 hw_queue_depth=32 split_clone=deep irq
     expect_eq "default poll_queues 1" "$(get cfg0 poll_queues)" 1
     expect_eq "default max_sectors 0" "$(get cfg0 max_sectors)" 0
     expect_eq "default memory_backed 0, discard 0" "$(get cfg0 memory_backed)$(get cfg0 discard)" 00
+    expect_eq "default rotational from the parameter" "$(get cfg0 rotational)" 1
     expect_eq "power reads 0 after mkdir" "$(get cfg0 power)" 0
     check "no disk before power=1" test ! -e /sys/block/cfg0
     check "rmdir an unpowered directory" rmdir "$CFS/cfg0"
@@ -91,6 +98,7 @@ dmesg_clean "defaults"
 # --- configure, power on, geometry, I/O, EBUSY, power off ------------------------
 if insmod "$KO" nr_devices=0; then
     mkdir "$CFS/cfg0"
+    expect_eq "default rotational 0 (the parameter's default)" "$(get cfg0 rotational)" 0
     expect_set cfg0 size 1024
     expect_set cfg0 blocksize 4096
     expect_set cfg0 max_sectors 256
@@ -112,6 +120,7 @@ if insmod "$KO" nr_devices=0; then
     expect_eq "max_hw_sectors_kb = max_sectors/2" "$(sysblk cfg0 queue/max_hw_sectors_kb)" 128
     expect_eq "three hardware queues (submit_queues=2 + poll_queues=1)" "$(ls /sys/block/cfg0/mq | wc -l)" 3
     expect_eq "32 tags per hardware queue" "$(cat /sys/block/cfg0/mq/*/nr_tags | sort -u)" 32
+    expect_eq "not rotational (rotational=0)" "$(sysblk cfg0 queue/rotational)" 0
     check "power=1 again is a no-op" set_attr cfg0 power 1
 
     echo 16 > /sys/block/cfg0/queue/max_sectors_kb
@@ -143,6 +152,7 @@ if insmod "$KO" nr_devices=0; then
     expect_refused cfg0 discard 1 "$EBUSY"
     expect_refused cfg0 hw_queue_depth 64 "$EBUSY"
     expect_refused cfg0 split_clone deep "$EBUSY"
+    expect_refused cfg0 rotational 1 "$EBUSY"
     expect_eq "the disk still has its size" "$(blockdev --getsize64 /dev/cfg0)" $((1 << 30))
 
     # ... but submit_queues and poll_queues, which change the live disk's
@@ -226,6 +236,66 @@ else
     not_ok "insmod gb=1"
 fi
 dmesg_clean "several devices"
+
+# --- rotational (C null_blk's): BLK_FEAT_ROTATIONAL, queue/rotational --------------
+# rot_cycle ROOT NAME: on the unpowered ROOT/NAME, for each value a store of
+# rotational, power=1, what the attribute and /sys/block/NAME/queue/rotational
+# read, power=0; one line per value.
+rot_cycle() {
+    local root=$1 name=$2 v
+    for v in 1 0 yes n; do
+        if ! (echo "$v" > "$root/$name/rotational" && echo 1 > "$root/$name/power") 2>/dev/null; then
+            echo "$v: refused"; continue
+        fi
+        echo "$v: attribute $(cat "$root/$name/rotational"), queue/rotational $(sysblk "$name" queue/rotational)"
+        echo 0 > "$root/$name/power"
+    done
+}
+rot_want="1: attribute 1, queue/rotational 1
+0: attribute 0, queue/rotational 0
+yes: attribute 1, queue/rotational 1
+n: attribute 0, queue/rotational 0"
+rnull_features=
+if insmod "$KO" nr_devices=0; then
+    rnull_features=$(cat "$CFS/features")
+    mkdir "$CFS/rot"
+    set_attr rot size 64
+    expect_eq "rot: rotational=1, 0, yes, n, each then power=1: queue/rotational follows" \
+        "$(rot_cycle "$CFS" rot)" "$rot_want"
+    expect_set rot rotational 1
+    expect_set rot queue_mode 0
+    check "rot: power=1, bio-based" set_attr rot power 1
+    expect_eq "rot: a bio-based disk is rotational too" "$(sysblk rot queue/rotational)" 1
+    expect_refused rot rotational 0 "$EBUSY"
+    check "rmdir rot" rmdir "$CFS/rot"
+    check "rmmod" unload
+else
+    not_ok "insmod nr_devices=0 (rotational)"
+fi
+dmesg_clean "rotational"
+if [[ ! -e $CKO ]]; then
+    skip "C null_blk: rotational gives the same results" "no $CKO"
+elif grep -q '^null_blk ' /proc/modules; then
+    not_ok "C null_blk: rotational gives the same results (null_blk is loaded already)"
+elif insmod "$CKO" nr_devices=0; then
+    # the attributes of both, as their features files list them
+    tr ',' '\n' <<<"$rnull_features" | sort > /tmp/features_rnull
+    tr ',' '\n' < "$CCFS/features" | sort > /tmp/features_c
+    expect_eq "C null_blk's attributes that rnull_split lacks" \
+        "$(comm -13 /tmp/features_rnull /tmp/features_c | tr '\n' ' ')" \
+        "home_node index use_per_node_hctx virt_boundary "
+    expect_eq "rnull_split's attributes that C null_blk lacks" \
+        "$(comm -23 /tmp/features_rnull /tmp/features_c | tr '\n' ' ')" "split_clone "
+    mkdir "$CCFS/rot"
+    echo 64 > "$CCFS/rot/size"
+    expect_eq "C null_blk: rotational=1, 0, yes, n, each then power=1: as ours" \
+        "$(rot_cycle "$CCFS" rot)" "$rot_want"
+    rmdir "$CCFS/rot"
+    check "rmmod C null_blk" rmmod null_blk
+    dmesg_clean "C null_blk: rotational"
+else
+    not_ok "insmod $CKO nr_devices=0 (rotational)"
+fi
 
 # --- memory-backed device with discard and timer completions ------------------------
 if insmod "$KO" nr_devices=0; then
@@ -386,16 +456,17 @@ dmesg_clean "fault injection directories"
 # --- bad values: EINVAL, a message naming the attribute, value unchanged -------------
 if insmod "$KO" nr_devices=0; then
     mkdir "$CFS/bad"
-    expect_refused bad size abc "$EINVAL" "invalid size: not a decimal number"
+    expect_refused bad size abc "$EINVAL" "invalid size 'abc': not a number of type unsigned long"
     expect_refused bad size 0 "$EINVAL" "invalid size=0"
     expect_refused bad size 1073741825 "$EINVAL" "invalid size=1073741825"
-    expect_refused bad size 99999999999999999999 "$EINVAL" "invalid size: not a decimal number"
-    expect_refused bad size -1 "$EINVAL" "invalid size: not a decimal number"
+    expect_refused bad size 99999999999999999999 "$EINVAL" \
+        "invalid size '99999999999999999999': out of range for type unsigned long"
+    expect_refused bad size -1 "$EINVAL" "invalid size '-1': not a number of type unsigned long"
     expect_refused bad blocksize 1000 "$EINVAL" "invalid blocksize=1000: must be a power of two"
     expect_refused bad blocksize 0 "$EINVAL" "invalid blocksize=0"
     expect_refused bad blocksize 256 "$EINVAL" "invalid blocksize=256"
     expect_refused bad blocksize 8192 "$EINVAL" "invalid blocksize=8192"
-    expect_refused bad blocksize 4096x "$EINVAL" "invalid blocksize: not a decimal number"
+    expect_refused bad blocksize 4096x "$EINVAL" "invalid blocksize '4096x': not a number of type unsigned int"
     expect_refused bad max_sectors 4 "$EINVAL" "invalid max_sectors=4"
     expect_refused bad max_sectors 2561 "$EINVAL" "invalid max_sectors=2561"
     expect_refused bad queue_mode 1 "$EINVAL" "invalid queue_mode=1"
@@ -408,32 +479,43 @@ if insmod "$KO" nr_devices=0; then
     expect_refused bad hw_queue_depth 0 "$EINVAL" "invalid hw_queue_depth=0"
     expect_refused bad hw_queue_depth 10241 "$EINVAL" "invalid hw_queue_depth=10241"
     expect_refused bad split_clone slow "$EINVAL" "invalid split_clone: must be fast or deep"
-    expect_refused bad memory_backed 2 "$EINVAL" "invalid memory_backed: must be 0 or 1"
-    expect_refused bad discard yes "$EINVAL" "invalid discard: must be 0 or 1"
-    expect_refused bad power 2 "$EINVAL" "invalid power: must be 0 or 1"
+    expect_refused bad memory_backed 2 "$EINVAL" "invalid memory_backed '2': must be 1/y/t/e/on or 0/n/f/d/off"
+    expect_refused bad discard maybe "$EINVAL" "invalid discard 'maybe': must be 1/y/t/e/on or 0/n/f/d/off"
+    expect_refused bad power 2 "$EINVAL" "invalid power '2': must be 1/y/t/e/on or 0/n/f/d/off"
     expect_refused bad mbps 40961 "$EINVAL" "invalid mbps=40961: must be from 0 (no limit) to 40960"
     expect_set bad mbps 0
 
-    # every attribute x negative, non-numeric, empty, trailing garbage and
-    # huge values (2^64 and more do not fit any of them; 2^32 does not fit
-    # the 32-bit ones): EINVAL, a message naming it, value unchanged
+    # every number attribute x negative, non-numeric, empty, trailing
+    # garbage, white space before, bad hex and octal, and huge values (2^64
+    # and more do not fit any of them; 2^32 does not fit the 32-bit ones),
+    # every boolean one x what kstrtobool() refuses (it reads only the first
+    # one or two characters: "1x" is true): EINVAL, a message naming it and
+    # the value, value unchanged
     nbad=0
     for attr in size blocksize max_sectors queue_mode irqmode completion_nsec \
-            submit_queues poll_queues hw_queue_depth memory_backed discard power \
-            blocking shared_tags shared_tag_bitmap no_sched zoned zone_size zone_capacity \
-            zone_nr_conv zone_max_open zone_max_active zone_append_max_sectors zone_full \
-            mbps badblocks_once badblocks_partial_io cache_size fua; do
-        for v in -1 abc "" 1x 99999999999999999999; do
-            expect_refused bad "$attr" "$v" "$EINVAL" "invalid $attr"; nbad=$((nbad + 1))
+            submit_queues poll_queues hw_queue_depth zone_size zone_capacity \
+            zone_nr_conv zone_max_open zone_max_active zone_append_max_sectors \
+            mbps cache_size; do
+        for v in -1 abc "" 1x " 1" 0x 08 0x1g 99999999999999999999; do
+            expect_refused bad "$attr" "$v" "$EINVAL" "invalid $attr '$v'"; nbad=$((nbad + 1))
         done
     done
-    for attr in blocksize max_sectors queue_mode irqmode submit_queues poll_queues hw_queue_depth; do
-        expect_refused bad "$attr" 4294967296 "$EINVAL" "invalid $attr"; nbad=$((nbad + 1))
+    for attr in memory_backed discard power blocking shared_tags shared_tag_bitmap \
+            no_sched zoned zone_full badblocks_once badblocks_partial_io fua rotational; do
+        for v in -1 abc "" 2 o ox " 1" 99999999999999999999; do
+            expect_refused bad "$attr" "$v" "$EINVAL" "invalid $attr '$v'"; nbad=$((nbad + 1))
+        done
+    done
+    for attr in blocksize max_sectors queue_mode irqmode submit_queues poll_queues \
+            hw_queue_depth zone_nr_conv zone_max_open zone_max_active \
+            zone_append_max_sectors mbps; do
+        expect_refused bad "$attr" 4294967296 "$EINVAL" \
+            "invalid $attr '4294967296': out of range for type unsigned int"; nbad=$((nbad + 1))
     done
     for v in "" -1 1 "fast deep"; do
         expect_refused bad split_clone "$v" "$EINVAL" "invalid split_clone"; nbad=$((nbad + 1))
     done
-    diag "$nbad malformed values refused over all 30 value attributes"
+    diag "$nbad malformed values refused over all 31 value attributes"
 
     # rules between attributes are checked at power=1
     set_attr bad blocksize 4096; set_attr bad max_sectors 12
@@ -475,7 +557,8 @@ if insmod "$KO" nr_devices=0; then
     expect_eq "... makes it read-only" "$(zcond 2)" "(ro)"
     expect_refused bad zone_offline $(( $(get bad size) << 11 )) "$EINVAL" \
         "sector $(( $(get bad size) << 11 )) is past the end or in a conventional zone"
-    expect_refused bad zone_readonly abc "$EINVAL" "invalid zone_readonly: not a sector number"
+    expect_refused bad zone_readonly abc "$EINVAL" \
+        "invalid zone_readonly 'abc': not a number of type unsigned long"
     long=disk_name_longer_than_the_32_bytes_of_disk_name
     mkdir "$CFS/$long"
     expect_refused "$long" power 1 "" "cannot create the disk"
@@ -487,6 +570,169 @@ else
     not_ok "insmod nr_devices=0"
 fi
 dmesg_clean "bad values"
+
+# --- numbers and booleans as C null_blk reads them ------------------------------------
+# kstrtobool() for booleans (only the first one or two characters count),
+# kstrtouint(.., 0) / kstrtoul(.., 0) for numbers (0x hex, 0 octal, an
+# optional +), exactly one trailing newline. Each case: ATTR VALUE WANT, in
+# order on one directory kx: WANT is what ATTR reads after VALUE was written
+# (echo, so with a newline), or EINVAL for a write refused with the value
+# unchanged. VALUE '' is the empty string; \x20 and \n are a space and an
+# extra newline. The same cases run on C null_blk's configfs when its module
+# is there, which must give the same results.
+KX_CASES="
+memory_backed on 1
+memory_backed off 0
+memory_backed y 1
+memory_backed n 0
+memory_backed Y 1
+memory_backed N 0
+memory_backed true 1
+memory_backed false 0
+memory_backed yes 1
+memory_backed no 0
+memory_backed t 1
+memory_backed f 0
+memory_backed e 1
+memory_backed d 0
+memory_backed ON 1
+memory_backed oFf 0
+memory_backed 1 1
+memory_backed 0 0
+memory_backed 10 1
+memory_backed 01 0
+memory_backed o EINVAL
+memory_backed ox EINVAL
+memory_backed 2 EINVAL
+memory_backed -1 EINVAL
+memory_backed '' EINVAL
+memory_backed \x201 EINVAL
+discard yes 1
+discard no 0
+blocking On 1
+blocking oF 0
+no_sched T 1
+no_sched F 0
+fua off 0
+fua on 1
+rotational yes 1
+rotational Off 0
+rotational e 1
+rotational 2 EINVAL
+rotational d 0
+zoned y 1
+zoned n 0
+size 0x40 64
+size +0X100 256
+size 0200 128
+size 0x EINVAL
+size 0x1g EINVAL
+size 08 EINVAL
+size -1 EINVAL
+size +-1 EINVAL
+size 1x EINVAL
+size '' EINVAL
+size \x20128 EINVAL
+size 128\n EINVAL
+blocksize 0x1000 4096
+blocksize 01000 512
+blocksize 0x EINVAL
+max_sectors 0x100 256
+max_sectors 010 8
+max_sectors 09 EINVAL
+hw_queue_depth 040 32
+completion_nsec 0x4e20 20000
+completion_nsec 00 0
+poll_queues 00 0
+poll_queues +1 1
+poll_queues -1 EINVAL
+mbps 0x10 16
+mbps 0 0
+power x EINVAL
+power 2 EINVAL
+power on 1
+power off 0
+"
+
+# kx_run ROOT: the cases on ROOT/kx, one line each: ATTR VALUE -> what ATTR
+# reads after the write, or the write's error and whether ATTR kept its value.
+kx_run() {
+    local root=$1 attr raw want val before err
+    while read -r attr raw want; do
+        [[ -n $attr ]] || continue
+        if [[ $raw == "''" ]]; then val=; else printf -v val '%b' "$raw"; fi
+        before=$(cat "$root/kx/$attr")
+        if err=$( (echo "$val" > "$root/kx/$attr") 2>&1 ); then
+            echo "$attr $raw -> $(cat "$root/kx/$attr")"
+        else
+            case $err in
+                *"$EINVAL") err=EINVAL ;;
+                *"Numerical result out of range") err=ERANGE ;;
+            esac
+            if [[ $(cat "$root/kx/$attr") == "$before" ]]; then
+                echo "$attr $raw -> $err (unchanged)"
+            else
+                echo "$attr $raw -> $err (changed to $(cat "$root/kx/$attr"))"
+            fi
+        fi
+    done <<<"$KX_CASES"
+}
+
+kx_rnull=()
+if insmod "$KO" nr_devices=0; then
+    mkdir "$CFS/kx"
+    # (Here-strings: process substitution gave empty arrays in the guest.)
+    mapfile -t kx_rnull <<<"$(kx_run "$CFS")"
+    mapfile -t kx_want <<<"$(while read -r attr raw want; do
+        [[ -n $attr ]] || continue
+        [[ $want == EINVAL ]] && want="EINVAL (unchanged)"
+        echo "$attr $raw -> $want"
+    done <<<"$KX_CASES")"
+    for i in "${!kx_want[@]}"; do
+        expect_eq "kx: ${kx_want[i]%% -> *}" "${kx_rnull[i]:-}" "${kx_want[i]}"
+    done
+    # what was parsed makes the disk: 128 MiB (0200), 512-byte blocks
+    # (01000), 8-sector requests (010)
+    check "kx: power=yes" set_attr kx power yes
+    expect_eq "kx: power reads 1" "$(get kx power)" 1
+    expect_eq "kx: size 0200 MiB" "$(blockdev --getsize64 /dev/kx)" $((128 << 20))
+    expect_eq "kx: blocksize 01000" "$(sysblk kx queue/logical_block_size)" 512
+    expect_eq "kx: max_sectors 010 (4 KiB)" "$(sysblk kx queue/max_hw_sectors_kb)" 4
+    check "kx: power=n" set_attr kx power n
+    check "kx: power=n removes the disk" test ! -e /sys/block/kx
+    # a refused value names the attribute and the value
+    expect_refused kx size 0x "$EINVAL" "invalid size '0x': not a number of type unsigned long"
+    expect_refused kx size 18446744073709551616 "$EINVAL" \
+        "invalid size '18446744073709551616': out of range for type unsigned long"
+    expect_refused kx blocksize 0x100000000 "$EINVAL" \
+        "invalid blocksize '0x100000000': out of range for type unsigned int"
+    expect_refused kx memory_backed o "$EINVAL" \
+        "invalid memory_backed 'o': must be 1/y/t/e/on or 0/n/f/d/off"
+    expect_refused kx power x "$EINVAL" "invalid power 'x': must be 1/y/t/e/on or 0/n/f/d/off"
+    check "rmdir kx" rmdir "$CFS/kx"
+    check "rmmod" unload
+else
+    not_ok "insmod nr_devices=0 (C's parsing)"
+fi
+dmesg_clean "numbers and booleans as C null_blk reads them"
+
+# the same cases on C null_blk (nr_devices=0: no disk but the one powered)
+if [[ ! -e $CKO ]]; then
+    skip "C null_blk gives the same results" "no $CKO"
+elif grep -q '^null_blk ' /proc/modules; then
+    not_ok "C null_blk gives the same results (null_blk is loaded already)"
+elif insmod "$CKO" nr_devices=0; then
+    mkdir "$CCFS/kx"
+    mapfile -t kx_c <<<"$(kx_run "$CCFS")"
+    for i in "${!kx_rnull[@]}"; do
+        expect_eq "C null_blk: ${kx_rnull[i]%% -> *}" "${kx_c[i]:-}" "${kx_rnull[i]}"
+    done
+    rmdir "$CCFS/kx"
+    check "rmmod C null_blk" rmmod null_blk
+    dmesg_clean "C null_blk"
+else
+    not_ok "insmod $CKO nr_devices=0"
+fi
 
 # --- power=0 / rmdir while a process holds the disk open, then close ----------------
 # The disk's block_device_operations must outlive the device: a process that
