@@ -5,7 +5,7 @@
 //!
 //! Ownership: probe builds the shared state [`VirtioBlk`] completely, then
 //! hands it to the disk as its queue data (tag set, queue, disk), after
-//! making the device ready, then asks for its serial. The bus keeps the
+//! making the device ready. The bus keeps the
 //! [`Probed`] data until the device is unbound. `remove` takes the disk out
 //! of the config work's reach and deletes it (`del_gendisk`, which drains
 //! the requests in flight, ended first if the device is broken); dropping
@@ -28,7 +28,7 @@ use kernel::{
     prelude::*,
     static_lock_class,
     str::CString,
-    sync::{Arc, Mutex, SetOnce},
+    sync::{Arc, Mutex},
     types::Owned,
     uapi, virtio,
     virtio::{Queue, QueueHandler, Virtqueues},
@@ -115,8 +115,7 @@ impl Drop for Index {
 /// The state of one device shared with the block layer (C `struct
 /// virtio_blk`): the disk's queue data.
 ///
-/// Everything is set before probe hands it to the disk, except `serial`
-/// (set once, by probe, right after the disk is added).
+/// Everything is set before probe hands it to the disk.
 pub(crate) struct VirtioBlk {
     /// The device while it is bound, for sysfs, debugfs and the config work.
     binding: virtio::Binding,
@@ -133,8 +132,6 @@ pub(crate) struct VirtioBlk {
     pub(crate) max_discard_segments: u32,
     /// Counters.
     pub(crate) stats: Stats,
-    /// GET_ID answer, NUL-terminated.
-    serial: SetOnce<[u8; sg_plan::VIRTIO_BLK_ID_BYTES + 1]>,
 }
 
 impl VirtioBlk {
@@ -147,11 +144,6 @@ impl VirtioBlk {
         f: impl FnOnce(&virtio::Device<device::Bound>) -> R,
     ) -> Result<R> {
         self.binding.with_bound(f).ok_or(ENODEV)
-    }
-
-    /// The serial (GET_ID), NUL-terminated; empty if the device has none.
-    pub(crate) fn serial(&self) -> &[u8] {
-        self.serial.as_ref().map_or(&[0u8][..], |s| &s[..])
     }
 }
 
@@ -334,8 +326,9 @@ pub(crate) fn config_changed(this: Pin<&Probed<'_>>) {
     let _ = workqueue::system().enqueue(this.disk.clone());
 }
 
-/// C `virtblk_get_id`: asks the device for its serial.
-fn virtblk_get_id(
+/// C `virtblk_get_id`: asks the device for its serial (the `serial`
+/// attribute, on each read, as C). May sleep; waits for the device.
+pub(crate) fn virtblk_get_id(
     vblk: &VirtioBlk,
     disk: &Disk<VirtioMq>,
 ) -> Result<[u8; sg_plan::VIRTIO_BLK_ID_BYTES + 1]> {
@@ -384,7 +377,6 @@ pub(crate) fn probe<'b>(vdev: &'b virtio::Device<device::Core<'_>>) -> Result<Pr
             first_chunk,
             max_discard_segments: limits.max_discard_segments.into(),
             stats: Stats::new()?,
-            serial: SetOnce::new(),
         },
         GFP_KERNEL,
     )?;
@@ -431,10 +423,6 @@ pub(crate) fn probe<'b>(vdev: &'b virtio::Device<device::Core<'_>>) -> Result<Pr
     // The disk's first I/O (the partition scan) needs the device.
     vdev.device_ready();
     let disk = builder.build(fmt!("{}", name), tag_set, vblk.clone())?;
-
-    if let Ok(serial) = virtblk_get_id(&vblk, &disk) {
-        vblk.serial.populate(serial);
-    }
 
     let state = Arc::pin_init(
         pin_init!(DiskState {

@@ -9,7 +9,8 @@
 //! 1. **Probe** ([`device`]): read the config space (SEG_MAX, SIZE_MAX,
 //!    BLK_SIZE, TOPOLOGY, DISCARD, WRITE_ZEROES, MQ, CONFIG_WCE/FLUSH, RO),
 //!    compute the queue limits exactly as C `virtblk_read_limits`, create one
-//!    blk-mq hardware queue per virtqueue, allocate the disk, read the serial.
+//!    blk-mq hardware queue per virtqueue, allocate the disk (the serial is
+//!    asked of the device on each read of `serial`, as C).
 //! 2. **I/O** ([`request`]): every request becomes out header + data SGs +
 //!    status byte in one `virtqueue_add_sgs`; a full ring stops the hardware
 //!    queue until a completion; the last request of a batch (or

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Disk attributes: `serial` (from GET_ID, read at probe) and `cache_type`
+//! Disk attributes: `serial` (GET_ID, asked on each read, as C) and `cache_type`
 //! (writable when the device offers `VIRTIO_BLK_F_CONFIG_WCE`), as in C
 //! virtio_blk. `queue/write_cache` is the block layer's own attribute.
 //!
@@ -33,11 +33,14 @@ fn emit(page: &mut [u8; PAGE_SIZE], s: &[u8]) -> usize {
 
 #[vtable]
 impl AttributeOperations<0> for VirtioMq {
-    /// The serial, without a newline, as C.
+    /// The serial, without a newline, asked of the device on each read, as
+    /// C `serial_show`: empty if the device does not support GET_ID (`EIO`).
     fn show(disk: &Disk<Self>, page: &mut [u8; PAGE_SIZE]) -> Result<usize> {
-        let vblk = disk.queue_data();
-        let serial = vblk.serial();
-        Ok(emit(page, &serial[..sg_plan::serial_len(serial)]))
+        match device::virtblk_get_id(&disk.queue_data(), disk) {
+            Ok(serial) => Ok(emit(page, &serial[..sg_plan::serial_len(&serial)])),
+            Err(e) if e == EIO => Ok(0),
+            Err(e) => Err(e),
+        }
     }
 }
 

@@ -42,6 +42,14 @@ check "disk names do not collide with C virtio_blk (no vd*)" bash -c '! ls -d /s
 check "the disk is a block device node" test -b "/dev/$DATA"
 expect_eq "data disk size is 64 MiB" "$(blockdev --getsize64 /dev/$DATA)" $((64 << 20))
 expect_eq "serial attribute (GET_ID)" "$(cat /sys/block/$DATA/serial)" rvt-data
+# As C: each read of `serial` asks the device (a GET_ID request), so a
+# device that never answers cannot hang the probe.
+vq_sum() { cat $DBG/$1/vq*_requests | awk '{ s += $1 } END { print s + 0 }'; }
+n0=$(vq_sum $DATA)
+for _ in 1 2 3; do cat /sys/block/$DATA/serial > /dev/null; done
+n1=$(vq_sum $DATA)
+check "serial: each read is a GET_ID request ($((n1 - n0)) requests for 3 reads)" \
+    test $((n1 - n0)) -ge 3
 expect_eq "two hardware queues on num-queues=2" "$(ls /sys/block/$DATA/mq | wc -l)" 2
 expect_eq "max_segments = seg_max (queue-size 256 - 2)" "$(sysblk $DATA queue/max_segments)" 254
 expect_eq "small device: max_segments = seg_max 6" "$(sysblk $SMALL queue/max_segments)" 6
