@@ -16,8 +16,6 @@ use core::fmt;
 pub const SECTOR_SIZE: u64 = 512;
 /// `PAGE_SIZE` on the architectures we build for.
 pub const PAGE_SIZE: u32 = 4096;
-/// Largest `max_sectors` null_blk lets through (`BLK_DEF_MAX_SECTORS_CAP`).
-pub const MAX_SECTORS_CAP: u32 = 2560;
 /// Deepest hardware queue blk-mq allows (`BLK_MQ_MAX_DEPTH`).
 pub const MAX_QUEUE_DEPTH: u32 = 10240;
 /// Most devices one module load may create.
@@ -315,10 +313,12 @@ pub fn validate_bs(bs: i64) -> Result<u32, ParamError> {
 }
 
 /// Validate `max_sectors` for block size `bs`: 0 (default) or a multiple of
-/// the block size in sectors from one page (8) to 2560.
+/// the block size in sectors, at least one page (8). No upper bound, as C
+/// null_blk (the queue's `max_hw_sectors`; the block layer keeps the soft
+/// `max_sectors` at 2560 until `queue/max_sectors_kb` raises it).
 pub fn validate_max_sectors(max_sectors: i64, bs: u32) -> Result<u32, ParamError> {
     const EXPECTED: &str =
-        "0 (default) or 8..2560 sectors and a multiple of the block size in sectors";
+        "0 (default) or at least 8 sectors and a multiple of the block size in sectors";
     if max_sectors == 0 {
         return Ok(0);
     }
@@ -327,7 +327,7 @@ pub fn validate_max_sectors(max_sectors: i64, bs: u32) -> Result<u32, ParamError
         "max_sectors",
         max_sectors,
         page_sectors,
-        MAX_SECTORS_CAP as i64,
+        u32::MAX as i64,
         EXPECTED,
     )?;
     // `bs` is a validated block size (at least one sector), so the

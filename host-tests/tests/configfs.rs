@@ -73,7 +73,6 @@ fn whole_config_every_field_again() {
             "size",
         ),
         (DeviceConfig { max_sectors: 4, ..config() }, "max_sectors"),
-        (DeviceConfig { max_sectors: 2561, ..config() }, "max_sectors"),
         (DeviceConfig { submit_queues: 0, ..config() }, "submit_queues"),
         (DeviceConfig { poll_queues: 3, ..config() }, "poll_queues"),
         (DeviceConfig { hw_queue_depth: 0, ..config() }, "hw_queue_depth"),

@@ -64,7 +64,11 @@ fn max_sectors() {
     assert_eq!(validate_max_sectors(2560, 512).unwrap(), 2560);
     assert_eq!(validate_max_sectors(9, 512).unwrap(), 9);
     // below a page, above the cap, not a multiple of the block size, negative
-    for (v, bs) in [(7, 512), (1, 512), (2561, 512), (1 << 20, 512), (12, 4096), (-8, 512)] {
+    // No upper bound, as C: 4 MiB and more are the queue's max_hw_sectors.
+    assert_eq!(validate_max_sectors(8192, 512).unwrap(), 8192);
+    assert_eq!(validate_max_sectors(1 << 20, 4096).unwrap(), 1 << 20);
+    assert_eq!(validate_max_sectors(u32::MAX as i64, 512).unwrap(), u32::MAX);
+    for (v, bs) in [(7, 512), (1, 512), (1 << 32, 512), (12, 4096), (-8, 512)] {
         assert_eq!(validate_max_sectors(v, bs).unwrap_err().name, "max_sectors", "{v} {bs}");
     }
 }

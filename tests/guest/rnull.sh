@@ -463,6 +463,33 @@ else
     not_ok "insmod $CKO zoned=1 gb=1 zone_size=64 zone_nr_conv=1 memory_backed=1"
 fi
 
+# --- max_sectors past 2560: the queue's max_hw_sectors, as C null_blk's ---------
+# No upper bound: max_sectors=8192 gives 4 MiB requests (max_hw_sectors_kb
+# and, up to the block layer's cap, max_sectors_kb); a 4 MiB direct read
+# then reaches the driver whole.
+big_sectors() { # MODULE DISK WHO
+    local m=$1 d=$2 who=$3
+    if insmod "$m" gb=1 max_sectors=8192; then
+        expect_eq "$who max_sectors=8192: queue/max_hw_sectors_kb" "$(sysblk $d queue/max_hw_sectors_kb)" 4096
+        expect_eq "$who max_sectors=8192: queue/max_sectors_kb" "$(sysblk $d queue/max_sectors_kb)" 4096
+        check "$who max_sectors=8192: max_sectors_kb set to 4096" \
+            bash -c "echo 4096 > /sys/block/$d/queue/max_sectors_kb"
+        check "$who max_sectors=8192: a 4 MiB direct read" \
+            dd if=/dev/$d of=/dev/null bs=4M count=1 iflag=direct status=none
+        check "$who max_sectors=8192: rmmod" rmmod "$(basename "$m" .ko)"
+    else
+        not_ok "insmod $m gb=1 max_sectors=8192"
+    fi
+}
+big_sectors "$KO" rnullb0 rnull_split
+if [[ ! -e $CKO ]]; then
+    skip "C null_blk: max_sectors=8192" "no $CKO"
+elif grep -q '^null_blk ' /proc/modules; then
+    not_ok "C null_blk: max_sectors=8192 (null_blk is loaded already)"
+else
+    big_sectors "$CKO" nullb0 "C null_blk"
+fi
+
 # --- rotational: BLK_FEAT_ROTATIONAL, queue/rotational, as C null_blk's ------------
 if insmod "$KO" rotational=1 gb=1; then
     expect_eq "rotational=1: queue/rotational 1" "$(sysblk rnullb0 queue/rotational)" 1
@@ -619,7 +646,6 @@ refuse zone_nr_conv "invalid zone_nr_conv=4" zoned=1 gb=1 zone_nr_conv=4
 refuse hw_queue_depth "invalid hw_queue_depth=0" hw_queue_depth=0
 refuse hw_queue_depth "invalid hw_queue_depth=10241" hw_queue_depth=10241
 refuse max_sectors "invalid max_sectors=4" max_sectors=4
-refuse max_sectors "invalid max_sectors=2561" max_sectors=2561
 refuse max_sectors "invalid max_sectors=12" bs=4096 max_sectors=12
 refuse max_sectors "invalid max_sectors=-8" max_sectors=-8
 refuse queue_mode "invalid queue_mode=1" queue_mode=1

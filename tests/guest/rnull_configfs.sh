@@ -468,7 +468,6 @@ if insmod "$KO" nr_devices=0; then
     expect_refused bad blocksize 8192 "$EINVAL" "invalid blocksize=8192"
     expect_refused bad blocksize 4096x "$EINVAL" "invalid blocksize '4096x': not a number of type unsigned int"
     expect_refused bad max_sectors 4 "$EINVAL" "invalid max_sectors=4"
-    expect_refused bad max_sectors 2561 "$EINVAL" "invalid max_sectors=2561"
     expect_refused bad queue_mode 1 "$EINVAL" "invalid queue_mode=1"
     expect_refused bad queue_mode 7 "$EINVAL" "invalid queue_mode=7"
     expect_refused bad irqmode 3 "$EINVAL" "invalid irqmode=3"
