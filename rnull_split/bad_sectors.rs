@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! A configfs disk's `badblocks` (C null_blk's): the list of
+//! A configfs disk's `badblocks` (C null_blk's): the table of records of
 //! `common/badblocks.rs` under a lock, shared by the configfs directory,
 //! which changes it at any time, and the disk, which checks each request
 //! against it.
@@ -15,10 +15,10 @@ use kernel::{
     sync::{Arc, SpinLock},
 };
 
-/// The bad ranges of a disk.
+/// The bad records of a disk.
 #[pin_data]
 pub(crate) struct BadSectors {
-    /// Set once a range has been written (C: `badblocks.shift != -1`);
+    /// Set once a change has been written (C: `badblocks.shift != -1`);
     /// until then requests do not take the lock.
     enabled: AtomicBool,
     #[pin]
@@ -26,7 +26,7 @@ pub(crate) struct BadSectors {
 }
 
 impl BadSectors {
-    /// An empty list, with room for C's [`MAX_RANGES`] ranges.
+    /// An empty table, with room for C's [`MAX_RANGES`] records.
     pub(crate) fn new() -> Result<Arc<Self>> {
         let storage = KVec::from_elem(Range::default(), MAX_RANGES, GFP_KERNEL)?;
         Arc::pin_init(
@@ -39,8 +39,9 @@ impl BadSectors {
     }
 
     /// Apply `text` written to `badblocks` (`+START-END` or `-START-END`).
-    /// `EINVAL` for other text, or if the list has no room for the change
-    /// (nothing changes then), as C null_blk.
+    /// `EINVAL` for other text, or if the table has no room for the change,
+    /// as C null_blk (a set keeps the records it stored before the table
+    /// filled up; a clear that would split a record changes nothing).
     pub(crate) fn change(&self, text: &str) -> Result {
         let change = parse_change(text).ok_or(EINVAL)?;
         let mut list = self.list.lock();
@@ -56,19 +57,19 @@ impl BadSectors {
         }
     }
 
-    /// Write what `cat badblocks` shows: a `START LENGTH` line per piece,
+    /// Write what `cat badblocks` shows: a `START LENGTH` line per record,
     /// as long as `out` has room.
     pub(crate) fn show(&self, out: &mut impl Write) {
         let list = self.list.lock();
-        for (start, len) in list.pieces() {
-            if writeln!(out, "{} {}", start, len).is_err() {
+        for r in list.ranges() {
+            if writeln!(out, "{} {}", r.start, r.len).is_err() {
                 break;
             }
         }
     }
 }
 
-/// How a disk's requests meet its bad ranges: its list and the
+/// How a disk's requests meet its bad records: its table and the
 /// `badblocks_once` and `badblocks_partial_io` it was made with.
 pub(crate) struct BadBlockCheck {
     list: Arc<BadSectors>,
@@ -92,10 +93,12 @@ impl BadBlockCheck {
         }
     }
 
-    /// Whether `sectors` sectors from `sector` touch a bad range: `None` if
+    /// Whether `sectors` sectors from `sector` touch a bad record: `None` if
     /// not, otherwise how many of them to transfer before the request fails
     /// with an I/O error (C null_blk's `null_handle_badblocks()`). With
-    /// `badblocks_once` the range met is cleared.
+    /// `badblocks_once` the first record met, and only it, is cleared (C:
+    /// `badblocks_clear(bb, first_bad, bad_sectors)`): the other records of
+    /// a range written at once stay bad.
     #[inline]
     pub(crate) fn meets(&self, sector: u64, sectors: u64) -> Option<u64> {
         if !self.list.enabled.load(Ordering::Relaxed) {
@@ -104,7 +107,7 @@ impl BadBlockCheck {
         let mut list = self.list.list.lock();
         let bad = list.check(sector, sectors)?;
         if self.once {
-            // Trimming a whole range needs no room: this cannot fail.
+            // Deleting a whole record needs no room: this cannot fail.
             list.clear(bad.start, bad.len);
         }
         Some(partial_sectors(

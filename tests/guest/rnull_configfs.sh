@@ -337,6 +337,32 @@ fi
 dmesg_clean "memory-backed"
 
 # --- badblocks, badblocks_once, badblocks_partial_io (C null_blk's) ------------------
+# bb_once_run ROOT NAME: a memory-backed disk ROOT/NAME with badblocks_once=1
+# and, once powered, badblocks +0-1023, which the kernel's list stores as two
+# records of 512 sectors (0-511, 512-1023); then 4 KiB direct reads at
+# sectors 0, 0, 600, 600. A line for the list, then one per read: its
+# result and the list after it. C null_blk's badblocks_once clears only the
+# record a request met (badblocks_clear(first_bad, bad_sectors)), so the
+# read at 600 meets the second record after the first is gone.
+bb_once_run() {
+    local root=$1 name=$2 d=$1/$2 s r
+    mkdir "$d" || return 1
+    echo 16 > "$d/size" && echo 1 > "$d/memory_backed" && echo 1 > "$d/badblocks_once" &&
+        echo 1 > "$d/power" && echo +0-1023 > "$d/badblocks" || { rmdir "$d"; return 1; }
+    echo "badblocks '$(tr '\n' ',' < "$d/badblocks")'"
+    for s in 0 0 600 600; do
+        if dd if="/dev/$name" of=/dev/null bs=4k skip=$((s / 8)) count=1 iflag=direct \
+                status=none 2>/dev/null; then r=ok; else r=EIO; fi
+        echo "read at $s: $r, badblocks '$(tr '\n' ',' < "$d/badblocks")'"
+    done
+    echo 0 > "$d/power"
+    rmdir "$d"
+}
+bb_once_want="badblocks '0 512,512 512,'
+read at 0: EIO, badblocks '512 512,'
+read at 0: ok, badblocks '512 512,'
+read at 600: EIO, badblocks ''
+read at 600: ok, badblocks ''"
 if insmod "$KO" nr_devices=0; then
     sec() { dd if=/dev/$1 of=/dev/null bs=512 skip=$2 count=$3 iflag=direct status=none 2>/dev/null; }
     nosec() { ! sec "$@"; }
@@ -349,7 +375,7 @@ if insmod "$KO" nr_devices=0; then
     expect_refused bb zone_readonly 0 "$EINVAL" "not a zoned disk"
     check "badblocks +16-23, the disk powered" set_attr bb badblocks "+16-23"
     check "badblocks +100-1123 (0x64-0x463)" set_attr bb badblocks "+0x64-0x463"
-    expect_eq "badblocks lists START LENGTH, in pieces of at most 512 sectors" \
+    expect_eq "badblocks lists START LENGTH, a line per record of at most 512 sectors" \
         "$(get bb badblocks | tr '\n' ' ')" "16 8 100 512 612 512 "
     check "a read of sector 16 fails" nosec bb 16 1
     check "... and again (badblocks_once=0)" nosec bb 20 8
@@ -378,7 +404,7 @@ if insmod "$KO" nr_devices=0; then
     tail -c 8K /tmp/bbgot > /tmp/bbtail; head -c 8K /dev/zero > /tmp/bbzero
     check "... badblocks_partial_io: sectors 0-15 were written" cmp /tmp/bbwant /tmp/bbhead
     check "... and not sectors 16-31 (they read as zeroes)" cmp /tmp/bbzero /tmp/bbtail
-    expect_eq "... badblocks_once: the range met is cleared" "$(get bb badblocks)" ""
+    expect_eq "... badblocks_once: the record met is cleared" "$(get bb badblocks)" ""
     check "the same write again succeeds" \
         dd if=/tmp/bbpat of=/dev/bb bs=16k count=1 oflag=direct status=none
     dd if=/dev/bb of=/tmp/bbgot bs=16k count=1 iflag=direct status=none
@@ -396,11 +422,26 @@ if insmod "$KO" nr_devices=0; then
     check "bbio: a read of sectors 0-7 succeeds" sec bbio 0 8
     check "bbio: power=0" set_attr bbio power 0
     rmdir "$CFS/bbio"
+    # badblocks_once clears the record met, not the whole range written
+    expect_eq "bbonce: +0-1023 with badblocks_once=1: reads at 0 and 600 fail once each" \
+        "$(bb_once_run "$CFS" bbonce)" "$bb_once_want"
     check "badblocks: rmmod" unload
 else
     not_ok "insmod nr_devices=0 (badblocks)"
 fi
 dmesg_clean "badblocks"
+if [[ ! -e $CKO ]]; then
+    skip "C null_blk: badblocks_once gives the same results" "no $CKO"
+elif grep -q '^null_blk ' /proc/modules; then
+    not_ok "C null_blk: badblocks_once gives the same results (null_blk is loaded already)"
+elif insmod "$CKO" nr_devices=0; then
+    expect_eq "C null_blk: +0-1023 with badblocks_once=1: as ours" \
+        "$(bb_once_run "$CCFS" bbonce)" "$bb_once_want"
+    check "rmmod C null_blk" rmmod null_blk
+    dmesg_clean "C null_blk: badblocks_once"
+else
+    not_ok "insmod $CKO nr_devices=0 (badblocks_once)"
+fi
 
 # --- fault injection directories: timeout_inject/, requeue_inject/, init_hctx_fault_inject/
 if insmod "$KO" nr_devices=0 requeue=1,100,0,7; then
