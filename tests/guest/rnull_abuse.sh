@@ -119,7 +119,9 @@ params)
     refuse EINVAL max_sectors=-1
     refuse EINVAL max_sectors=7
     refuse EINVAL max_sectors=2559 bs=4096
-    refuse EINVAL max_sectors=$imax
+    # (no upper bound, as C: INT_MAX sectors is refused only as no multiple
+    # of a 4 KiB block)
+    refuse EINVAL max_sectors=$imax bs=4096
     refuse ERANGE max_sectors=$big
     refuse EINVAL max_sectors=max
     refuse EINVAL queue_mode=-1
