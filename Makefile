@@ -24,7 +24,7 @@ KMAKE_ARGS := LLVM=$(LLVM) RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc \
 KMAKE := $(MAKE) -C $(KDIR) M=$(CURDIR) $(KMAKE_ARGS)
 
 .PHONY: default modules modules_install clean rust-analyzer setup kernel check run bench-full bench-confirm bench-interleave host-test fmt
-.PHONY: kernel-debug modules-debug check-debug
+.PHONY: kernel-debug modules-debug check-debug fuzz
 
 default: modules
 
@@ -112,6 +112,14 @@ modules-debug:
 check-debug: kernel-debug
 	$(MAKE) modules-debug
 	FLAVOUR=debug MODDIR=$(DEBUG_MODDIR) OUT_DIR=$(DEBUG_OUT) scripts/check.sh $(DEBUG_SUITES)
+
+# The interface fuzzer (fuzz/, tests/host/fuzz.sh) on the debug kernel:
+# FUZZ_SEED replays a run, FUZZ_SECONDS (300), FUZZ_THREADS (4), FUZZ_OPS,
+# FUZZ_HANG, FUZZ_DRIVERS ("rnull virtio"). Results in out/debug/fuzz
+# (docs/testing.md). Not part of make check's default suites.
+fuzz: kernel-debug
+	$(MAKE) modules-debug
+	FLAVOUR=debug MODDIR=$(DEBUG_MODDIR) OUT_DIR=$(DEBUG_OUT) scripts/check.sh fuzz
 
 # --- blktests -----------------------------------------------------------------
 # blktests, unmodified (BLKTESTS, default ../shared/blktests), one guest per

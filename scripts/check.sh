@@ -24,7 +24,8 @@ count() { # count FILE: tally KTAP lines
 suites=("$@")
 if [[ ${#suites[@]} == 0 ]]; then
     suites=(host-unit)
-    for t in tests/host/*.sh; do suites+=("$(basename "$t" .sh)"); done
+    # fuzz runs only when named (make fuzz, CI's debug loop)
+    for t in tests/host/*.sh; do [[ $t == */fuzz.sh ]] || suites+=("$(basename "$t" .sh)"); done
 fi
 
 for s in "${suites[@]}"; do
@@ -33,8 +34,10 @@ for s in "${suites[@]}"; do
     t0=$SECONDS
     if [[ $s == host-unit ]]; then
         # cargo's own summary lines, turned into KTAP lines
-        (cd host-tests && cargo test 2>&1) > "$OUT_DIR/cargo.log"
-        rc=$?
+        # (and the fuzzer's own: its random streams and data shadow)
+        { (cd host-tests && cargo test 2>&1); r1=$?
+          (cd fuzz && cargo test --release --locked 2>&1); r2=$?; } > "$OUT_DIR/cargo.log"
+        rc=$(( r1 | r2 ))
         grep -E '^test .* \.\.\. (ok|FAILED)$' "$OUT_DIR/cargo.log" | awk '
             { n++; sub(/^test /, ""); r=$NF; sub(/ \.\.\. (ok|FAILED)$/, "");
               if (r == "ok") print "ok " n " - host: " $0; else print "not ok " n " - host: " $0 }' > "$res"
