@@ -162,6 +162,7 @@ impl configfs::GroupOperations for Config {
                     config: defaults,
                     disk: None,
                     badblocks,
+                    kept: None,
                 }),
             }),
             fault_dirs,
@@ -191,6 +192,9 @@ struct DirState {
     disk: Option<NullDevice>,
     /// `badblocks`, which changes while the disk runs, and the disk checks.
     badblocks: Arc<BadSectors>,
+    /// A memory-backed disk's stored pages while it is powered off (C
+    /// null_blk keeps them until `rmdir`).
+    kept: Option<device::KeptData>,
 }
 
 impl DeviceDir {
@@ -667,7 +671,11 @@ fn checked<T>(dir: &CStr, r: core::result::Result<T, ParamError>) -> Result<T> {
 /// if not already there) or remove it.
 fn power(device_dir: &DeviceDir, state: &mut DirState, on: bool) -> Result {
     if !on {
-        state.disk = None;
+        if let Some(disk) = state.disk.take() {
+            if let Some(data) = disk.remove() {
+                state.kept = Some(data);
+            }
+        }
         return Ok(());
     }
     if state.disk.is_some() {
@@ -685,13 +693,16 @@ fn power(device_dir: &DeviceDir, state: &mut DirState, on: bool) -> Result {
             );
         });
     }
-    let config = &state.config;
-    checked(dir, config.validate(device::nr_cpu_ids()))?;
+    checked(dir, state.config.validate(device::nr_cpu_ids()))?;
     let disk = NullDevice::new(
         fmt!("{}", dir),
-        config,
+        &state.config,
         &device_dir.shared,
-        Some((&device_dir.faults, &state.badblocks)),
+        Some(device::DirParts {
+            faults: &device_dir.faults,
+            badblocks: &state.badblocks,
+            kept: &mut state.kept,
+        }),
     )
     .inspect_err(|e| {
         pr_err!("{}: cannot create the disk: {:?}\n", dir, e);

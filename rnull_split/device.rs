@@ -34,6 +34,7 @@ use kernel::{
 };
 
 /// The number of possible CPUs, the most hardware queues blk-mq will use.
+pub(crate) use crate::store::KeptData;
 pub(crate) use kernel::cpu::nr_cpu_ids;
 
 /// What all devices of the module share: the module's debugfs directory and
@@ -185,38 +186,78 @@ pub(crate) struct NullDevice {
     _debugfs: debugfs::Dir,
     disk: Disk,
     _stats: Arc<Stats>,
+    /// `memory_backed=1`: the stored pages, which a configfs disk's
+    /// directory keeps across power cycles ([`NullDevice::remove`]).
+    store: Option<Arc<Store>>,
+}
+
+/// What a configfs directory gives its disk: its fault points, its bad
+/// blocks, and the pages its previous disk stored (taken by a memory-backed
+/// disk, and put back if making the disk fails).
+pub(crate) struct DirParts<'a> {
+    pub(crate) faults: &'a DeviceFaults,
+    pub(crate) badblocks: &'a Arc<BadSectors>,
+    pub(crate) kept: &'a mut Option<KeptData>,
 }
 
 impl NullDevice {
     /// Create disk `name` (e.g. `rnullb0`, or a configfs directory's name)
     /// with `config` and add it to the system, its debugfs directory in
     /// `shared`'s and, with `shared_tags`, on `shared`'s tag set. A configfs
-    /// disk gives its directory's fault points and bad blocks (`dir`); a
-    /// load-time disk gets fault points of its own from `config`. Requests
-    /// that meet a bad range fail. Dropping the device removes the disk.
+    /// disk gives its directory's parts (`dir`); a load-time disk gets
+    /// fault points of its own from `config`. Requests that meet a bad
+    /// range fail. Dropping the device removes the disk.
     pub(crate) fn new(
         name: core::fmt::Arguments<'_>,
         config: &DeviceConfig,
         shared: &Shared,
-        dir: Option<(&DeviceFaults, &Arc<BadSectors>)>,
+        dir: Option<DirParts<'_>>,
     ) -> Result<Self> {
         let name = CString::try_from_fmt(name)?;
-        let (faults, badblocks) = match dir {
-            Some((faults, badblocks)) => (faults.clone(), Some(badblocks.clone())),
-            None => (DeviceFaults::new(config, &name)?, None),
+        let (faults, badblocks, mut kept) = match dir {
+            Some(d) => (d.faults.clone(), Some(d.badblocks.clone()), Some(d.kept)),
+            None => (DeviceFaults::new(config, &name)?, None, None),
         };
         let stats = Arc::new(Stats::new()?, GFP_KERNEL)?;
         let store = if config.memory_backed {
             // `cache_size` MiB of 4 KiB cache pages
             let cache_pages =
                 usize::try_from(config.cache_size_mb.saturating_mul(256)).map_err(|_| EINVAL)?;
+            let data = kept.as_deref_mut().and_then(Option::take);
             Some(Arc::pin_init(
-                Store::new(config.capacity_sectors, cache_pages, stats.clone()),
+                Store::new(config.capacity_sectors, cache_pages, stats.clone(), data),
                 GFP_KERNEL,
             )?)
         } else {
             None
         };
+        Self::with_store(
+            name,
+            config,
+            shared,
+            faults,
+            badblocks,
+            stats,
+            store.clone(),
+        )
+        .inspect_err(|_| {
+            // the directory keeps its pages for the next power=1
+            if let (Some(store), Some(kept)) = (store, kept) {
+                *kept = Some(store.take_data());
+            }
+        })
+    }
+
+    /// [`NullDevice::new`] once the store is made.
+    fn with_store(
+        name: CString,
+        config: &DeviceConfig,
+        shared: &Shared,
+        faults: DeviceFaults,
+        badblocks: Option<Arc<BadSectors>>,
+        stats: Arc<Stats>,
+        store: Option<Arc<Store>>,
+    ) -> Result<Self> {
         let mut builder = GenDiskBuilder::new()
             .capacity_sectors(config.capacity_sectors)
             .logical_block_size(config.block_size)?
@@ -252,6 +293,7 @@ impl NullDevice {
         } else {
             None
         };
+        let store_kept = store.clone();
         let disk = match config.queue_mode {
             QueueMode::Mq => {
                 let (layout, tagset) = if config.shared_tags {
@@ -333,7 +375,17 @@ impl NullDevice {
             _debugfs: debugfs::Dir::with_stats(&shared.debugfs, &name, stats.clone()),
             disk,
             _stats: stats,
+            store: store_kept,
         })
+    }
+
+    /// Remove the disk; its stored pages, if it has any, are returned for
+    /// the directory to keep (its cache's are dropped, as C null_blk drops
+    /// them at `power=0`).
+    pub(crate) fn remove(self) -> Option<KeptData> {
+        let store = self.store.clone();
+        drop(self);
+        store.map(|s| s.take_data())
     }
 
     /// Put the zone of `sector` in condition `cond` (read-only or offline),

@@ -161,12 +161,20 @@ struct Table {
 impl Table {
     /// An empty table for a device of `pages` pages.
     fn new(pages: u64) -> Result<Self> {
+        let mut table = Self { top: KVVec::new() };
+        table.grow(pages)?;
+        Ok(table)
+    }
+
+    /// Make room for a device of `pages` pages; the pages stored stay (a
+    /// table never shrinks: pages past a smaller device are kept, as C
+    /// null_blk keeps them, and show again if the device grows back).
+    fn grow(&mut self, pages: u64) -> Result {
         let len = page_table::top_len(pages).ok_or(EINVAL)?;
-        let mut top = KVVec::with_capacity(len, GFP_KERNEL)?;
-        for _ in 0..len {
-            top.push(None, GFP_KERNEL)?;
+        while self.top.len() < len {
+            self.top.push(None, GFP_KERNEL)?;
         }
-        Ok(Self { top })
+        Ok(())
     }
 
     /// Whether the device has a page `idx`.
@@ -310,20 +318,31 @@ fn locate(pos: u64, left: usize) -> (u64, usize, usize) {
     (idx, off, left.min(PAGE - off))
 }
 
+/// The stored pages of a configfs disk while it is powered off: C null_blk
+/// keeps a memory-backed disk's data across `power` 0 and 1 (and frees it
+/// at `rmdir`), but not its cache's, which is how power-fail tests lose a
+/// volatile cache.
+pub(crate) struct KeptData(Table);
+
 impl Store {
     /// A store for a device of `capacity_sectors` with a write-back cache
     /// of `cache_pages` pages (0: none), counting its write-backs in
-    /// `stats`.
+    /// `stats`; holding the pages of `kept` if given.
     pub(crate) fn new(
         capacity_sectors: u64,
         cache_pages: usize,
         stats: Arc<Stats>,
+        kept: Option<KeptData>,
     ) -> impl PinInit<Self, Error> {
         let pages = capacity_sectors.div_ceil(1 << (PAGE_SHIFT - SECTOR_SHIFT));
+        let data = match kept {
+            Some(KeptData(mut table)) => table.grow(pages).map(|()| table),
+            None => Table::new(pages),
+        };
         try_pin_init!(Self {
             pages <- new_spinlock!(
                 Pages {
-                    data: Table::new(pages)?,
+                    data: data?,
                     cache: RBTree::new(),
                     cached: 0,
                 },
@@ -332,6 +351,17 @@ impl Store {
             cache_limit: cache_pages,
             stats,
         })
+    }
+
+    /// Take the stored pages out, for the next disk of the same configfs
+    /// directory: the store is left empty, and its cache pages are dropped
+    /// with it. Called after the disk is gone, so no request is in flight.
+    pub(crate) fn take_data(&self) -> KeptData {
+        let mut pages = self.pages.lock();
+        KeptData(core::mem::replace(
+            &mut pages.data,
+            Table { top: KVVec::new() },
+        ))
     }
 
     /// Serve a flush: every cache page goes to the store, allocating the

@@ -336,6 +336,75 @@ else
 fi
 dmesg_clean "memory-backed"
 
+# c_null_blk WHAT CMD...: load C null_blk (nr_devices=0), run CMD (checks
+# that compare C's results with ours), unload it; SKIP without its module.
+c_null_blk() {
+    local what=$1; shift
+    if [[ ! -e $CKO ]]; then
+        skip "C null_blk: $what" "no $CKO"
+    elif grep -q '^null_blk ' /proc/modules; then
+        not_ok "C null_blk: $what (null_blk is loaded already)"
+    elif insmod "$CKO" nr_devices=0; then
+        "$@"
+        check "rmmod C null_blk ($what)" rmmod null_blk
+        dmesg_clean "C null_blk: $what"
+    else
+        not_ok "insmod $CKO nr_devices=0 ($what)"
+    fi
+}
+
+# --- power=0 keeps a memory-backed disk's data, not its cache's (C null_blk's) ---
+# keep_run ROOT NAME: a memory-backed disk ROOT/NAME of 16 MiB; a line per
+# step. C null_blk frees the data only at rmdir, and the cache's pages at
+# power=0 (how power-fail tests lose a volatile cache).
+keep_run() {
+    local d=$1/$2 dev=/dev/$2 r
+    rd() { dd if="$dev" bs=64k skip="$1" count=1 iflag=direct status=none | cmp -s - "$2"; }
+    head -c 64K /dev/urandom > /tmp/keep1; head -c 64K /dev/urandom > /tmp/keep2
+    head -c 64K /dev/zero > /tmp/keep0
+    mkdir "$d" && echo 16 > "$d/size" && echo 1 > "$d/memory_backed" && echo 1 > "$d/power" &&
+        dd if=/tmp/keep1 of="$dev" bs=64k oflag=direct status=none || { echo "setup failed"; return 1; }
+    echo 0 > "$d/power"; echo 1 > "$d/power"
+    if rd 0 /tmp/keep1; then echo "kept across power=0, power=1"; else echo "lost at power=0"; fi
+    echo 0 > "$d/power"; echo 32 > "$d/size"; echo 1 > "$d/power"
+    if rd 0 /tmp/keep1; then r=kept; else r=lost; fi
+    echo "$r when the size grows to 32 MiB ($(blockdev --getsize64 "$dev") bytes)"
+    echo 0 > "$d/power"; echo 1 > "$d/cache_size"; echo 1 > "$d/power"
+    dd if=/tmp/keep2 of="$dev" bs=64k seek=1 oflag=direct status=none
+    if rd 1 /tmp/keep2; then echo "cache: a write reads back"; else echo "cache: a write is lost"; fi
+    echo 0 > "$d/power"; echo 1 > "$d/power"
+    if rd 1 /tmp/keep0; then r="lost (zeroes)"; elif rd 1 /tmp/keep2; then r=kept; else r=other; fi
+    echo "cache: a write not flushed at power=0: $r"
+    dd if=/tmp/keep2 of="$dev" bs=64k seek=1 oflag=direct conv=fsync status=none
+    echo 0 > "$d/power"; echo 1 > "$d/power"
+    if rd 1 /tmp/keep2; then r=kept; else r=lost; fi
+    echo "cache: a flushed write at power=0: $r; the first write: $(rd 0 /tmp/keep1 && echo kept || echo lost)"
+    echo 0 > "$d/power"; rmdir "$d"; mkdir "$d"
+    echo 16 > "$d/size"; echo 1 > "$d/memory_backed"; echo 1 > "$d/power"
+    if rd 0 /tmp/keep0; then r="gone (zeroes)"; else r=kept; fi
+    echo "after rmdir and mkdir: $r"
+    echo 0 > "$d/power"; rmdir "$d"
+}
+keep_want="kept across power=0, power=1
+kept when the size grows to 32 MiB (33554432 bytes)
+cache: a write reads back
+cache: a write not flushed at power=0: lost (zeroes)
+cache: a flushed write at power=0: kept; the first write: kept
+after rmdir and mkdir: gone (zeroes)"
+if insmod "$KO" nr_devices=0; then
+    expect_eq "keep: memory-backed data across power=0 and power=1, not the cache's" \
+        "$(keep_run "$CFS" keep)" "$keep_want"
+    check "keep: rmmod" unload
+else
+    not_ok "insmod nr_devices=0 (keep)"
+fi
+dmesg_clean "power=0 keeps data"
+c_keep() {
+    expect_eq "C null_blk: memory-backed data across power cycles: as ours" \
+        "$(keep_run "$CCFS" keep)" "$keep_want"
+}
+c_null_blk "power=0 keeps data" c_keep
+
 # --- badblocks, badblocks_once, badblocks_partial_io (C null_blk's) ------------------
 # bb_once_run ROOT NAME: a memory-backed disk ROOT/NAME with badblocks_once=1
 # and, once powered, badblocks +0-1023, which the kernel's list stores as two
@@ -430,18 +499,11 @@ else
     not_ok "insmod nr_devices=0 (badblocks)"
 fi
 dmesg_clean "badblocks"
-if [[ ! -e $CKO ]]; then
-    skip "C null_blk: badblocks_once gives the same results" "no $CKO"
-elif grep -q '^null_blk ' /proc/modules; then
-    not_ok "C null_blk: badblocks_once gives the same results (null_blk is loaded already)"
-elif insmod "$CKO" nr_devices=0; then
+c_bb_once() {
     expect_eq "C null_blk: +0-1023 with badblocks_once=1: as ours" \
         "$(bb_once_run "$CCFS" bbonce)" "$bb_once_want"
-    check "rmmod C null_blk" rmmod null_blk
-    dmesg_clean "C null_blk: badblocks_once"
-else
-    not_ok "insmod $CKO nr_devices=0 (badblocks_once)"
-fi
+}
+c_null_blk "badblocks_once" c_bb_once
 
 # --- fault injection directories: timeout_inject/, requeue_inject/, init_hctx_fault_inject/
 if insmod "$KO" nr_devices=0 requeue=1,100,0,7; then
