@@ -275,11 +275,12 @@ pub fn rnull(c: &mut Ctx) {
                     let _ = sys::finit_module(&ko, "nr_devices=0");
                 }
             }
+            // a directory left from before keeps its data (power=0 does
+            // not free it): start from an empty one
+            let _ = sys::write_file(&format!("{dir}/power"), b"0");
+            let _ = sys::rmdir(&dir);
             if let Err(e) = sys::mkdir(&dir) {
-                if e != libc::EEXIST {
-                    return format!("mkdir {}", sys::errname(e));
-                }
-                let _ = sys::write_file(&format!("{dir}/power"), b"0");
+                return format!("mkdir {}", sys::errname(e));
             }
             for (a, v) in &sets {
                 if let Err(e) = sys::write_file(&format!("{dir}/{a}"), v.as_bytes()) {
@@ -297,10 +298,42 @@ pub fn rnull(c: &mut Ctx) {
         if made {
             let mut sh = Shadow::new(64 << 20, ZERO);
             match sys::open("/dev/fzdata", libc::O_RDWR | libc::O_DIRECT) {
-                Ok(fd) => {
+                Ok(mut fd) => {
                     for _ in 0..steps {
                         if c.env.stopped() || c.env.rnull_cycle.load(Ordering::SeqCst) {
                             break;
+                        }
+                        // A power cycle keeps the data (C null_blk's
+                        // semantics): flushed first, so that a cache
+                        // holds nothing the shadow counts on.
+                        if c.rng.pct(2) {
+                            let mut ok = false;
+                            c.step("data fzdata flush, power=0, power=1".into(), |_| {
+                                let f = sys::fsync(&fd);
+                                let off = sys::write_file(&format!("{dir}/power"), b"0");
+                                let on = sys::write_file(&format!("{dir}/power"), b"1");
+                                let reopen =
+                                    sys::open("/dev/fzdata", libc::O_RDWR | libc::O_DIRECT);
+                                let r = format!(
+                                    "flush {} off {} on {} open {}",
+                                    sys::show(&f),
+                                    sys::show(&off),
+                                    sys::show(&on),
+                                    reopen
+                                        .as_ref()
+                                        .map(|_| "ok".to_string())
+                                        .unwrap_or_else(|e| sys::errname(*e))
+                                );
+                                if let (Ok(_), Ok(_), Ok(_), Ok(new)) = (f, off, on, reopen) {
+                                    fd = new;
+                                    ok = true;
+                                }
+                                r
+                            });
+                            if !ok {
+                                break;
+                            }
+                            continue;
                         }
                         if !step(c, "fzdata", &fd, &mut sh, bs, true) {
                             break;

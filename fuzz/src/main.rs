@@ -102,6 +102,13 @@ fn watchdog(env: &Env, hang: u64) {
                 env.fail(format!("hang: {cur} has not returned in {hang} s"));
                 let _ = sys::write_file("/proc/sysrq-trigger", b"w");
                 std::thread::sleep(Duration::from_secs(10));
+                // the stacks are KERN_INFO, below the console's level
+                if let Ok(o) = std::process::Command::new("dmesg").output() {
+                    let f = format!("{}/dmesg-hang.txt", env.log_dir);
+                    if std::fs::write(&f, &o.stdout).is_ok() {
+                        println!("rfuzz: the kernel log with the blocked tasks' stacks: {f}");
+                    }
+                }
                 report(env, &BTreeMap::new());
                 exit(1);
             }
@@ -231,7 +238,16 @@ fn main() {
         table.extend(rnull::OPS.iter().map(|o| ("rnull", o)));
     }
     if env.virtio_ko.is_some() {
-        table.extend(virtio::OPS.iter().map(|o| ("virtio", o)));
+        // A PCI function reset under I/O leaves rvirtio_blk's queues dead
+        // (no reset_prepare/reset_done yet: issue 40, item 14); found by
+        // seed 4, kept out of the default runs until that is done.
+        let reset = var("FUZZ_PCI_RESET").is_some();
+        table.extend(
+            virtio::OPS
+                .iter()
+                .filter(|o| reset || o.name != "pci_reset")
+                .map(|o| ("virtio", o)),
+        );
     }
     assert!(
         !table.is_empty(),

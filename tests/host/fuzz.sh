@@ -10,7 +10,9 @@
 # $out/qmp (NAME.req, one JSON command) and writes NAME.reply.
 # Settings: FUZZ_SEED (default: a new one, printed), FUZZ_SECONDS (300),
 # FUZZ_OPS (0: no limit), FUZZ_THREADS (4), FUZZ_HANG (180),
-# FUZZ_DRIVERS ("rnull virtio"). Prints KTAP lines; the run's log, each
+# FUZZ_DRIVERS ("rnull virtio"), FUZZ_PCI_RESET (1: include PCI function
+# resets, which hang rvirtio_blk until it has reset_prepare/reset_done).
+# Prints KTAP lines; the run's log, each
 # thread's operations and the console are in $OUT_DIR/fuzz.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -83,7 +85,7 @@ relay_pid=$!
 
 genv=(env FUZZ_SEED="$seed" FUZZ_SECONDS="$secs" FUZZ_VDEVS="$vdevs" FUZZ_OPS="${FUZZ_OPS:-0}"
       FUZZ_THREADS="${FUZZ_THREADS:-4}" FUZZ_HANG="${FUZZ_HANG:-180}"
-      FUZZ_DRIVERS="${FUZZ_DRIVERS:-rnull virtio}")
+      FUZZ_DRIVERS="${FUZZ_DRIVERS:-rnull virtio}" FUZZ_PCI_RESET="${FUZZ_PCI_RESET:-}")
 # the guest's timeout: the run, its teardown and kmemleak scans, boot
 timeout=$(( secs + ${FUZZ_HANG:-180} + 600 ))
 [[ $FLAVOUR == debug ]] && timeout=$(( (timeout + 2) / 3 + 300 ))  # vm.sh triples it
