@@ -493,3 +493,56 @@ pub const OPS: &[Op] = &[
         exclusive: false,
     },
 ];
+
+#[cfg(test)]
+mod tests {
+    //! The tables cover the driver: every module parameter of
+    //! rnull_split.rs and every configfs attribute of configfs.rs (so a new
+    //! one is fuzzed from the day it is added).
+
+    fn source(path: &str) -> String {
+        std::fs::read_to_string(format!("{}/../{path}", env!("CARGO_MANIFEST_DIR"))).unwrap()
+    }
+
+    #[test]
+    fn every_module_parameter_is_described() {
+        let src = source("rnull_split/rnull_split.rs");
+        let params = &src[src.find("params: {").unwrap()..];
+        let names: Vec<&str> = params
+            .lines()
+            .take_while(|l| *l != "            },")
+            .filter_map(|l| {
+                l.strip_prefix("                ")?
+                    .split_once(": ")
+                    .map(|x| x.0)
+            })
+            .filter(|n| n.chars().all(|c| c.is_ascii_lowercase() || c == '_'))
+            .collect();
+        assert!(names.len() >= 30, "found only {names:?}");
+        for n in names {
+            assert!(
+                super::PARAMS.iter().any(|(p, _)| *p == n),
+                "parameter {n} is not in PARAMS"
+            );
+        }
+    }
+
+    #[test]
+    fn every_configfs_attribute_is_described() {
+        let src = source("rnull_split/configfs.rs");
+        let attrs = &src[src.find("device_attributes! {").unwrap()..];
+        let names: Vec<&str> = attrs
+            .lines()
+            .skip(1)
+            .take_while(|l| !l.starts_with('}'))
+            .filter_map(|l| l.split_whitespace().nth(1))
+            .collect();
+        assert!(names.len() >= 30, "found only {names:?}");
+        for n in names {
+            assert!(
+                n == "power" || super::ATTRS.iter().any(|(a, _)| *a == n),
+                "attribute {n} is not in ATTRS"
+            );
+        }
+    }
+}
