@@ -157,6 +157,21 @@ for k in sys.argv[1].split('.'): v=v[k]
 print(v)" "$1"
 }
 
+# c_null_blk_ready WHAT: whether C null_blk ($CKO, set by the suite: the
+# module of the kernel under test) can be loaded to compare with ours: its
+# module exists and no null_blk is loaded. If not, a SKIP (no module) or a
+# failed check (one is loaded), both naming WHAT.
+c_null_blk_ready() {
+    if [[ ! -e ${CKO:-} ]]; then
+        skip "C null_blk: $1" "no ${CKO:-C null_blk module}"
+    elif grep -q '^null_blk ' /proc/modules; then
+        not_ok "C null_blk: $1 (null_blk is loaded already)"
+    else
+        return 0
+    fi
+    return 1
+}
+
 # sysblk DEV ATTR: a /sys/block attribute.
 sysblk() { cat "/sys/block/$1/$2"; }
 

@@ -62,6 +62,21 @@ expect_refused() {
 EINVAL="Invalid argument"
 EBUSY="Device or resource busy"
 
+# c_null_blk WHAT CMD...: load C null_blk (nr_devices=0), run CMD (checks
+# that compare C's results with ours), unload it; SKIP without its module.
+c_null_blk() {
+    local what=$1; shift
+    if ! c_null_blk_ready "$what"; then
+        :
+    elif insmod "$CKO" nr_devices=0; then
+        "$@"
+        check "rmmod C null_blk ($what)" rmmod null_blk
+        dmesg_clean "C null_blk: $what"
+    else
+        not_ok "insmod $CKO nr_devices=0 ($what)"
+    fi
+}
+
 # --- the subsystem appears with the module; defaults are the parameters' ---------
 if insmod "$KO" nr_devices=0 gb=2 bs=4096 hw_queue_depth=32 split_clone=deep irqmode=0 rotational=1; then
     ok "insmod nr_devices=0 gb=2 bs=4096 hw_queue_depth=32 split_clone=deep irqmode=0 rotational=1"
@@ -273,11 +288,7 @@ else
     not_ok "insmod nr_devices=0 (rotational)"
 fi
 dmesg_clean "rotational"
-if [[ ! -e $CKO ]]; then
-    skip "C null_blk: rotational gives the same results" "no $CKO"
-elif grep -q '^null_blk ' /proc/modules; then
-    not_ok "C null_blk: rotational gives the same results (null_blk is loaded already)"
-elif insmod "$CKO" nr_devices=0; then
+c_rotational() {
     # the attributes of both, as their features files list them
     tr ',' '\n' <<<"$rnull_features" | sort > /tmp/features_rnull
     tr ',' '\n' < "$CCFS/features" | sort > /tmp/features_c
@@ -291,11 +302,8 @@ elif insmod "$CKO" nr_devices=0; then
     expect_eq "C null_blk: rotational=1, 0, yes, n, each then power=1: as ours" \
         "$(rot_cycle "$CCFS" rot)" "$rot_want"
     rmdir "$CCFS/rot"
-    check "rmmod C null_blk" rmmod null_blk
-    dmesg_clean "C null_blk: rotational"
-else
-    not_ok "insmod $CKO nr_devices=0 (rotational)"
-fi
+}
+c_null_blk "rotational" c_rotational
 
 # --- memory-backed device with discard and timer completions ------------------------
 if insmod "$KO" nr_devices=0; then
@@ -335,23 +343,6 @@ else
     not_ok "insmod nr_devices=0"
 fi
 dmesg_clean "memory-backed"
-
-# c_null_blk WHAT CMD...: load C null_blk (nr_devices=0), run CMD (checks
-# that compare C's results with ours), unload it; SKIP without its module.
-c_null_blk() {
-    local what=$1; shift
-    if [[ ! -e $CKO ]]; then
-        skip "C null_blk: $what" "no $CKO"
-    elif grep -q '^null_blk ' /proc/modules; then
-        not_ok "C null_blk: $what (null_blk is loaded already)"
-    elif insmod "$CKO" nr_devices=0; then
-        "$@"
-        check "rmmod C null_blk ($what)" rmmod null_blk
-        dmesg_clean "C null_blk: $what"
-    else
-        not_ok "insmod $CKO nr_devices=0 ($what)"
-    fi
-}
 
 # --- power=0 keeps a memory-backed disk's data, not its cache's (C null_blk's) ---
 # keep_run ROOT NAME: a memory-backed disk ROOT/NAME of 16 MiB; a line per
@@ -819,22 +810,15 @@ fi
 dmesg_clean "numbers and booleans as C null_blk reads them"
 
 # the same cases on C null_blk (nr_devices=0: no disk but the one powered)
-if [[ ! -e $CKO ]]; then
-    skip "C null_blk gives the same results" "no $CKO"
-elif grep -q '^null_blk ' /proc/modules; then
-    not_ok "C null_blk gives the same results (null_blk is loaded already)"
-elif insmod "$CKO" nr_devices=0; then
+c_parsing() {
     mkdir "$CCFS/kx"
     mapfile -t kx_c <<<"$(kx_run "$CCFS")"
     for i in "${!kx_rnull[@]}"; do
         expect_eq "C null_blk: ${kx_rnull[i]%% -> *}" "${kx_c[i]:-}" "${kx_rnull[i]}"
     done
     rmdir "$CCFS/kx"
-    check "rmmod C null_blk" rmmod null_blk
-    dmesg_clean "C null_blk"
-else
-    not_ok "insmod $CKO nr_devices=0"
-fi
+}
+c_null_blk "numbers and booleans" c_parsing
 
 # --- power=0 / rmdir while a process holds the disk open, then close ----------------
 # The disk's block_device_operations must outlive the device: a process that
