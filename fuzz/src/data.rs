@@ -237,7 +237,13 @@ pub fn rnull(c: &mut Ctx) {
     while !c.env.stopped() {
         let bs = *c.rng.pick(&[512u64, 1024, 2048, 4096]);
         let blk_mq = c.rng.pct(60);
+        // mkdir takes the module parameters as defaults, which a module
+        // cycle may have loaded with zoned=1 (unwritten sectors then read
+        // as 0xFF), a bandwidth limit or shared tags: set them back
         let mut sets: Vec<(&str, String)> = vec![
+            ("zoned", "0".into()),
+            ("mbps", "0".into()),
+            ("shared_tags", "0".into()),
             ("memory_backed", "1".into()),
             ("size", "64".into()),
             ("blocksize", bs.to_string()),
