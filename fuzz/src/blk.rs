@@ -389,3 +389,83 @@ pub fn io(c: &mut Ctx, disk: Disk) {
         }
     });
 }
+
+/// The block operations of a driver's table, after its own: `$disk` picks
+/// a disk for what may destroy data, `$any` one for what leaves data alone
+/// (both `fn(&mut Ctx) -> Disk`), then the weights of open_hold, close,
+/// ioctl, knob, read_sysfs and io.
+macro_rules! block_ops {
+    ($disk:path, $any:path, $open:expr, $close:expr, $ioctl:expr, $knob:expr, $read:expr, $io:expr) => {
+        [
+            $crate::ctx::Op {
+                name: "open_hold",
+                weight: $open,
+                run: |c| {
+                    let d = $disk(c);
+                    $crate::blk::open_hold(c, d)
+                },
+                exclusive: false,
+            },
+            $crate::ctx::Op {
+                name: "close",
+                weight: $close,
+                run: $crate::blk::close_slot,
+                exclusive: false,
+            },
+            $crate::ctx::Op {
+                name: "ioctl",
+                weight: $ioctl,
+                run: |c| {
+                    let d = $disk(c);
+                    $crate::blk::ioctl(c, d)
+                },
+                exclusive: false,
+            },
+            $crate::ctx::Op {
+                name: "knob",
+                weight: $knob,
+                run: |c| {
+                    let d = $any(c);
+                    $crate::blk::knob(c, d)
+                },
+                exclusive: false,
+            },
+            $crate::ctx::Op {
+                name: "read_sysfs",
+                weight: $read,
+                run: |c| {
+                    let d = $any(c);
+                    $crate::blk::read_attr(c, d)
+                },
+                exclusive: false,
+            },
+            $crate::ctx::Op {
+                name: "io",
+                weight: $io,
+                run: |c| {
+                    let d = $disk(c);
+                    $crate::blk::io(c, d)
+                },
+                exclusive: false,
+            },
+        ]
+    };
+}
+pub(crate) use block_ops;
+
+/// Up to `max - 1` module parameters from `table`, `name=value` joined by
+/// spaces; with `invalid` given, one in ten values is one of its strings.
+pub fn module_params(c: &mut Ctx, max: u64, table: &[(&str, &[&str])], invalid: &[&str]) -> String {
+    let n = c.rng.below(max);
+    let mut params = Vec::new();
+    for _ in 0..n {
+        let (p, vals) = *c.rng.pick(table);
+        let v = if invalid.is_empty() || c.rng.pct(90) {
+            c.rng.pick(vals).to_string()
+        } else {
+            c.rng.pick(invalid).to_string()
+        };
+        params.push(format!("{p}={v}"));
+    }
+    params.join(" ")
+}

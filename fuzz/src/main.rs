@@ -235,7 +235,12 @@ fn main() {
 
     let mut table: Vec<(&'static str, &Op)> = Vec::new();
     if env.rnull_ko.is_some() {
-        table.extend(rnull::OPS.iter().map(|o| ("rnull", o)));
+        table.extend(
+            rnull::OPS
+                .iter()
+                .chain(&rnull::BLK_OPS)
+                .map(|o| ("rnull", o)),
+        );
     }
     if env.virtio_ko.is_some() {
         // A PCI function reset under I/O leaves rvirtio_blk's queues dead
@@ -245,6 +250,7 @@ fn main() {
         table.extend(
             virtio::OPS
                 .iter()
+                .chain(&virtio::BLK_OPS)
                 .filter(|o| reset || o.name != "pci_reset")
                 .map(|o| ("virtio", o)),
         );

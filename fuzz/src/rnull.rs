@@ -184,32 +184,21 @@ fn value(r: &mut Rng, vals: &[&str]) -> String {
     }
 }
 
-fn disk(r: &mut Rng) -> Disk {
-    Disk::Named(r.pick(DISKS).to_string())
+fn disk(c: &mut Ctx) -> Disk {
+    Disk::Named(c.rng.pick(DISKS).to_string())
 }
 
 /// A disk for the operations that leave data alone: the data checker's too.
-fn any_disk(r: &mut Rng) -> Disk {
-    if r.pct(25) {
+fn any_disk(c: &mut Ctx) -> Disk {
+    if c.rng.pct(25) {
         Disk::Named("fzdata".into())
     } else {
-        disk(r)
+        disk(c)
     }
 }
 
 fn load(c: &mut Ctx) {
-    let n = c.rng.below(6);
-    let mut params = Vec::new();
-    for _ in 0..n {
-        let (p, vals) = *c.rng.pick(PARAMS);
-        let v = if c.rng.pct(90) {
-            c.rng.pick(vals).to_string()
-        } else {
-            c.rng.pick(INVALID).to_string()
-        };
-        params.push(format!("{p}={v}"));
-    }
-    let params = params.join(" ");
+    let params = blk::module_params(c, 6, PARAMS, INVALID);
     let ko = c.env.rnull_ko.clone().unwrap();
     c.res(format!("insmod rnull_split {params}"), |_| {
         sys::finit_module(&ko, &params)
@@ -242,18 +231,7 @@ fn unload_all(c: &mut Ctx) {
 /// disks closed first), the data checker gives its disk back, every fuzzed
 /// configfs disk is removed, then rmmod and insmod.
 fn module_cycle(c: &mut Ctx) {
-    let n = c.rng.below(6);
-    let mut params = Vec::new();
-    for _ in 0..n {
-        let (p, vals) = *c.rng.pick(PARAMS);
-        let v = if c.rng.pct(90) {
-            c.rng.pick(vals).to_string()
-        } else {
-            c.rng.pick(INVALID).to_string()
-        };
-        params.push(format!("{p}={v}"));
-    }
-    let params = params.join(" ");
+    let params = blk::module_params(c, 6, PARAMS, INVALID);
     let env = c.env;
     for d in &env.drop_slots {
         d.store(true, Ordering::SeqCst);
@@ -374,6 +352,9 @@ fn make_disk(c: &mut Ctx) {
     });
 }
 
+/// The block operations, after `OPS` in the fuzzer's table.
+pub const BLK_OPS: [Op; 6] = blk::block_ops!(disk, any_disk, 5, 5, 10, 6, 3, 20);
+
 pub const OPS: &[Op] = &[
     Op {
         name: "insmod",
@@ -439,57 +420,6 @@ pub const OPS: &[Op] = &[
         name: "fault",
         weight: 3,
         run: fault,
-        exclusive: false,
-    },
-    Op {
-        name: "open_hold",
-        weight: 5,
-        run: |c| {
-            let d = disk(&mut c.rng);
-            blk::open_hold(c, d)
-        },
-        exclusive: false,
-    },
-    Op {
-        name: "close",
-        weight: 5,
-        run: blk::close_slot,
-        exclusive: false,
-    },
-    Op {
-        name: "ioctl",
-        weight: 10,
-        run: |c| {
-            let d = disk(&mut c.rng);
-            blk::ioctl(c, d)
-        },
-        exclusive: false,
-    },
-    Op {
-        name: "knob",
-        weight: 6,
-        run: |c| {
-            let d = any_disk(&mut c.rng);
-            blk::knob(c, d)
-        },
-        exclusive: false,
-    },
-    Op {
-        name: "read_sysfs",
-        weight: 3,
-        run: |c| {
-            let d = any_disk(&mut c.rng);
-            blk::read_attr(c, d)
-        },
-        exclusive: false,
-    },
-    Op {
-        name: "io",
-        weight: 20,
-        run: |c| {
-            let d = disk(&mut c.rng);
-            blk::io(c, d)
-        },
         exclusive: false,
     },
 ];

@@ -74,13 +74,7 @@ fn any_pci(c: &mut Ctx) -> String {
 }
 
 fn load(c: &mut Ctx) {
-    let n = c.rng.below(3);
-    let mut params = Vec::new();
-    for _ in 0..n {
-        let (p, vals) = *c.rng.pick(PARAMS);
-        params.push(format!("{p}={}", c.rng.pick(vals)));
-    }
-    let params = params.join(" ");
+    let params = blk::module_params(c, 3, PARAMS, &[]);
     let ko = c.env.virtio_ko.clone().unwrap();
     c.res(format!("insmod rvirtio_blk {params}"), |_| {
         sys::finit_module(&ko, &params)
@@ -159,6 +153,9 @@ fn resize(c: &mut Ctx) {
     });
 }
 
+/// The block operations, after `OPS` in the fuzzer's table.
+pub const BLK_OPS: [Op; 6] = blk::block_ops!(disk, any_disk, 4, 4, 8, 5, 3, 16);
+
 pub const OPS: &[Op] = &[
     Op {
         name: "insmod",
@@ -206,57 +203,6 @@ pub const OPS: &[Op] = &[
         name: "block_resize",
         weight: 2,
         run: resize,
-        exclusive: false,
-    },
-    Op {
-        name: "open_hold",
-        weight: 4,
-        run: |c| {
-            let d = disk(c);
-            blk::open_hold(c, d)
-        },
-        exclusive: false,
-    },
-    Op {
-        name: "close",
-        weight: 4,
-        run: blk::close_slot,
-        exclusive: false,
-    },
-    Op {
-        name: "ioctl",
-        weight: 8,
-        run: |c| {
-            let d = disk(c);
-            blk::ioctl(c, d)
-        },
-        exclusive: false,
-    },
-    Op {
-        name: "knob",
-        weight: 5,
-        run: |c| {
-            let d = any_disk(c);
-            blk::knob(c, d)
-        },
-        exclusive: false,
-    },
-    Op {
-        name: "read_sysfs",
-        weight: 3,
-        run: |c| {
-            let d = any_disk(c);
-            blk::read_attr(c, d)
-        },
-        exclusive: false,
-    },
-    Op {
-        name: "io",
-        weight: 16,
-        run: |c| {
-            let d = disk(c);
-            blk::io(c, d)
-        },
         exclusive: false,
     },
 ];
