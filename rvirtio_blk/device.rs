@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! One virtio-blk device: probe (`init_vq`, `virtblk_read_limits`, tag set,
-//! disk), config changes (capacity), GET_ID, remove.
+//! disk), config changes (capacity), GET_ID, freeze and restore (suspend,
+//! function reset), remove.
 //!
 //! Ownership: probe builds the shared state [`VirtioBlk`] completely, then
 //! hands it to the disk as its queue data (tag set, queue, disk), after
@@ -464,6 +465,55 @@ impl stats::Shown for VirtioBlk {
     }
 }
 
+/// C `virtblk_freeze_priv`, for `freeze` (suspend) and `reset_prepare` (a
+/// function reset): waits for the requests in flight, holds back new ones
+/// (the disk quiesced), resets the device and deletes the virtqueues, which
+/// [`restore`] creates again.
+pub(crate) fn freeze(vdev: &virtio::Device<device::Core<'_>>, this: Pin<&Probed<'_>>) -> Result {
+    {
+        let mut guard = this.disk.disk.lock();
+        // (Remove takes the disk only while the device is locked, as here.)
+        let disk: &mut Option<_> = &mut guard;
+        disk.as_mut().ok_or(ENODEV)?.quiesce();
+    }
+    // The queue is drained: a buffer left would be a request the device
+    // never answered, which fails.
+    let r = this
+        .vqs
+        .delete(vdev, |_q, rq| request::virtblk_cancel_request(rq));
+    if let Err(e) = r {
+        pr_err!("cannot delete the virtqueues: {:?}\n", e);
+        unquiesce(this);
+        return Err(e);
+    }
+    // Make sure no work handler is accessing the device.
+    this.disk.config_work.flush();
+    Ok(())
+}
+
+/// C `virtblk_restore_priv`, for `restore` and `reset_done`: creates the
+/// virtqueues again, makes the device ready and lets the requests that
+/// waited go. If the virtqueues cannot be made, they fail instead of waiting
+/// for ever (C leaves them waiting).
+pub(crate) fn restore(vdev: &virtio::Device<device::Core<'_>>, this: Pin<&Probed<'_>>) -> Result {
+    let r = this.vqs.recreate(vdev);
+    match r {
+        Ok(()) => vdev.device_ready(),
+        Err(e) => pr_err!("cannot create the virtqueues again: {:?}\n", e),
+    }
+    unquiesce(this);
+    r
+}
+
+/// Lets the requests held back by [`freeze`] go.
+fn unquiesce(this: Pin<&Probed<'_>>) {
+    let mut guard = this.disk.disk.lock();
+    let disk: &mut Option<_> = &mut guard;
+    if let Some(disk) = disk.as_mut() {
+        disk.unquiesce();
+    }
+}
+
 /// `virtio_driver.remove` (C `virtblk_remove`): also the unbind and rmmod
 /// path. `del_gendisk` drains in-flight requests (the device still answers)
 /// and fails new ones, so nothing hangs. The bus resets the device after
@@ -473,9 +523,14 @@ pub(crate) fn remove(vdev: &virtio::Device<device::Core<'_>>, this: Pin<&Probed<
     // Make sure no work handler is accessing the device (it finds no disk
     // now), and none runs the module's code after it is gone.
     this.disk.config_work.flush();
-    let Some(disk) = disk else {
+    let Some(mut disk) = disk else {
         return;
     };
+    // Unbound between `reset_prepare` and `reset_done` (which holds the
+    // transport's lock, not ours): the queues are deleted and the disk
+    // quiesced. The requests that wait go to the revoked queues, which fail
+    // them (below, as for a broken device).
+    disk.unquiesce();
     // Surprise removal, or a device broken by a bad ring or by the debugfs
     // `break_device`: it will never return the requests in flight, so
     // `del_gendisk` would wait forever. Reset it (a broken device that is

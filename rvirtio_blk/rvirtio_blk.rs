@@ -151,6 +151,34 @@ impl virtio::Driver for VirtioBlkDriver {
     fn config_changed(_dev: &virtio::Device, this: Pin<&Self::Data<'_>>) {
         device::config_changed(this);
     }
+
+    fn freeze<'bound>(
+        dev: &'bound virtio::Device<kernel::device::Core<'_>>,
+        this: Pin<&Self::Data<'bound>>,
+    ) -> Result {
+        device::freeze(dev, this)
+    }
+
+    fn restore<'bound>(
+        dev: &'bound virtio::Device<kernel::device::Core<'_>>,
+        this: Pin<&Self::Data<'bound>>,
+    ) -> Result {
+        device::restore(dev, this)
+    }
+
+    fn reset_prepare<'bound>(
+        dev: &'bound virtio::Device<kernel::device::Core<'_>>,
+        this: Pin<&Self::Data<'bound>>,
+    ) -> Result {
+        device::freeze(dev, this)
+    }
+
+    fn reset_done<'bound>(
+        dev: &'bound virtio::Device<kernel::device::Core<'_>>,
+        this: Pin<&Self::Data<'bound>>,
+    ) -> Result {
+        device::restore(dev, this)
+    }
 }
 
 /// The module: the driver registration (dropped first: it removes every

@@ -1,4 +1,4 @@
-// what: the legal virtio config and queue uses compile: fields every device has, guarded fields with their feature, the byte order kept for later, the reset that gives back unused buffers
+// what: the legal virtio config and queue uses compile: fields every device has, guarded fields with their feature, the byte order kept for later, the reset that gives back unused buffers, the virtqueues deleted and created again in a bus callback
 // expect: -
 use kernel::{
     device::{Bound, Core},
@@ -19,4 +19,9 @@ fn ok(dev: &virtio::Device<Bound>) -> (u64, Option<u32>, Option<u16>, u32) {
 
 fn ok_reset<T: QueueHandler>(dev: &virtio::Device<Core<'_>>, vqs: &Virtqueues<'_, T>) -> Result {
     vqs.reset_and_detach_unused(dev, |_q, token| drop(token))
+}
+
+fn ok_freeze<T: QueueHandler>(dev: &virtio::Device<Core<'_>>, vqs: &Virtqueues<'_, T>) -> Result {
+    vqs.delete(dev, |_q, token| drop(token))?;
+    vqs.recreate(dev)
 }

@@ -17,14 +17,21 @@
 #     256 KiB and a buffered write-back pass, the chained-table counter stays
 #     0 for N <= 2 and for prealloc and moves for N = 3, requests move, no SG
 #     pool bytes held when idle.
-#  4. device_del over QMP while fio runs on the hot disk: fio ends with errors
+#  4. PCI function resets under I/O (rst, alone on its bus: a bus reset),
+#     on rvirtio_blk, then on C virtio_blk bound to the same device: fio
+#     crc32c randwrite with a verify backlog (20 s) runs through 20 resets
+#     (at least 10 while it runs; reset_prepare
+#     quiesces and deletes the virtqueues, reset_done creates them again)
+#     and passes, nothing stays in flight, the disk reads after; what the
+#     guest read back is checked on the host image.
+#  5. device_del over QMP while fio runs on the hot disk: fio ends with errors
 #     within 60 s, the disk and its PCI device disappear, the other disks
 #     work, clean log, rmmod succeeds, kmemleak (debug kernel).
 # Regions checked byte for byte by the host after power-off go to
 # $OUT/regions.txt.
-# VF_PARTS picks parts (default: eio tiny seg hot, in that order).
+# VF_PARTS picks parts (default: eio tiny seg reset hot, in that order).
 . "$REPO/tests/lib.sh"
-VF_PARTS=${VF_PARTS:-eio tiny seg hot}
+VF_PARTS=${VF_PARTS:-eio tiny seg reset hot}
 KO=$MODDIR/rvirtio_blk/rvirtio_blk.ko
 DBG=/sys/kernel/debug/rvirtio_blk
 HOTPLUG=$(cat "$OUT/hotplug.mode" 2>/dev/null)
@@ -43,7 +50,7 @@ load() {
     insmod "$KO" "$@" || return 1
     ERR=$(disk_by_serial rvf-err); TINY=$(disk_by_serial rvf-tiny)
     TINYNI=$(disk_by_serial rvf-tinyni); SEG=$(disk_by_serial rvf-seg)
-    HOT=$(disk_by_serial rvf-hot)
+    HOT=$(disk_by_serial rvf-hot); RST=$(disk_by_serial rvf-rst)
     return 0
 }
 sha() { sha256sum | cut -d' ' -f1; }
@@ -101,9 +108,9 @@ if ! load; then
     finish; exit 1
 fi
 ok "insmod rvirtio_blk"
-diag "disks: err=$ERR tiny=$TINY tinyni=$TINYNI seg=$SEG hot=$HOT; hot-unplug: $HOTPLUG"
-expect_eq "five rvd* disks, found by serial" \
-    "$(ndisks) ${ERR:+e}${TINY:+t}${TINYNI:+n}${SEG:+s}${HOT:+h}" "5 etnsh"
+diag "disks: err=$ERR tiny=$TINY tinyni=$TINYNI seg=$SEG rst=$RST hot=$HOT; hot-unplug: $HOTPLUG"
+expect_eq "six rvd* disks, found by serial" \
+    "$(ndisks) ${ERR:+e}${TINY:+t}${TINYNI:+n}${SEG:+s}${RST:+r}${HOT:+h}" "6 etnsrh"
 dmesg_clean "probe"
 
 # --- 1. EIO injection ----------------------------------------------------------------
@@ -290,6 +297,73 @@ part_seg() {
 }
 
 # --- 4. device_del while fio runs -----------------------------------------------------
+# reset_run WHO DISK OFF_MIB: fio write + verify on 32 MiB of DISK from
+# OFF_MIB while its PCI function is reset up to 20 times, then the checks;
+# WHO names the driver in the output.
+reset_run() {
+    local who=$1 disk=$2 off=$3 pci p fpid n=0 rc i fl
+    pci=$(basename "$(dirname "$(readlink -f /sys/block/$disk/device)")")
+    p=/sys/bus/pci/devices/$pci
+    diag "$who: $disk on PCI $pci, reset methods: $(cat $p/reset_method 2>/dev/null)"
+    check "$who: $pci can be reset (its reset file)" test -w $p/reset
+    fio --name=rst --filename=/dev/$disk --allow_file_create=0 --direct=1 --ioengine=libaio --iodepth=16 \
+        --rw=randwrite --bsrange=4k-64k --offset=${off}M --size=32M --time_based --runtime=20 \
+        --verify=crc32c --verify_backlog=256 --verify_fatal=1 --randrepeat=0 > /tmp/rst.out 2>&1 &
+    fpid=$!
+    sleep 1
+    for i in $(seq 1 20); do
+        alive $fpid || break
+        timeout 60 bash -c "echo 1 > $p/reset" && n=$((n + 1))
+        sleep 0.5
+    done
+    for i in $(seq 1 900); do alive $fpid || break; sleep 0.2; done   # 180 s
+    if alive $fpid; then
+        diag "$who: fio still running 180 s after the resets; its stack:"
+        cat /proc/$fpid/stack 2>/dev/null | sed 's/^/#   /'
+        kill -9 $fpid
+    fi
+    wait $fpid; rc=$?
+    [[ $rc == 0 ]] || sed 's/^/# fio: /' /tmp/rst.out | tail -n 15
+    diag "$who: $n resets while fio ran"
+    check "$who: $n (>= 10) PCI resets while fio wrote" test $n -ge 10
+    check "$who: fio randwrite + crc32c verify through the resets (status $rc)" test $rc == 0
+    fl=$(cat /sys/block/$disk/inflight 2>/dev/null | tr -s ' ')
+    expect_eq "$who: nothing in flight after" "$fl" " 0 0"
+    check "$who: a reset when idle, then a 1 MiB direct read" \
+        bash -c "echo 1 > $p/reset && dd if=/dev/$disk of=/dev/null bs=64k count=16 iflag=direct status=none"
+    dmesg_clean "$who: PCI resets"
+}
+
+part_reset() {
+    if ! load; then
+        not_ok "insmod (PCI reset)"
+        finish; exit 1
+    fi
+    reset_run rvirtio_blk "$RST" 0
+    region $RST rst.img 0 32 "rvirtio_blk: fio after PCI resets"
+    # The same on C virtio_blk, bound to the same device.
+    local vdev ko=$KDIR/drivers/block/virtio_blk.ko cd
+    vdev=$(basename "$(readlink -f /sys/block/$RST/device)")
+    timeout 60 bash -c "echo $vdev > /sys/bus/virtio/drivers/rvirtio_blk/unbind"
+    if ! insmod "$ko"; then
+        not_ok "insmod C virtio_blk ($ko)"
+        return
+    fi
+    cd=$(ls /sys/bus/virtio/devices/$vdev/block 2>/dev/null | head -n 1)
+    if [[ -z $cd ]]; then
+        not_ok "C virtio_blk took $vdev"
+    else
+        reset_run "C virtio_blk" "$cd" 32
+        region $cd rst.img 32 32 "C virtio_blk: fio after PCI resets"
+    fi
+    timeout 60 rmmod virtio_blk
+    check "rmmod C virtio_blk" bash -c '! grep -q "^virtio_blk " /proc/modules'
+    echo "$vdev" > /sys/bus/virtio/drivers/rvirtio_blk/bind
+    RST=$(disk_by_serial rvf-rst)
+    check "rvirtio_blk takes the device back ($RST)" test -n "$RST"
+    dmesg_clean "PCI reset part"
+}
+
 part_hot() {
     if ! load; then
         not_ok "insmod (device_del)"
@@ -344,7 +418,7 @@ part_hot() {
     else
         not_ok "no answer from the host's device_del helper"
     fi
-    expect_eq "four rvd* disks left" "$(ndisks)" 4
+    expect_eq "five rvd* disks left" "$(ndisks)" 5
     check "the other disks still work: 1 MiB direct read of seg" \
         dd if=/dev/$SEG of=/dev/null bs=64k count=16 iflag=direct status=none
     expect_eq "... and err reads the host pattern" "$(sect_head 100)" "$(pat 100)"
@@ -362,7 +436,7 @@ part_hot() {
 
 for p in $VF_PARTS; do
     case $p in
-    eio | tiny | seg | hot) part_$p ;;
+    eio | tiny | seg | reset | hot) part_$p ;;
     *) not_ok "unknown part $p (VF_PARTS)" ;;
     esac
 done

@@ -10,8 +10,8 @@
 # $out/qmp (NAME.req, one JSON command) and writes NAME.reply.
 # Settings: FUZZ_SEED (default: a new one, printed), FUZZ_SECONDS (300),
 # FUZZ_OPS (0: no limit), FUZZ_THREADS (4), FUZZ_HANG (180),
-# FUZZ_DRIVERS ("rnull virtio"), FUZZ_PCI_RESET (1: include PCI function
-# resets, which hang rvirtio_blk until it has reset_prepare/reset_done).
+# FUZZ_DRIVERS ("rnull virtio"), FUZZ_PCI_RESET (0: no PCI function
+# resets).
 # Prints KTAP lines; the run's log, each
 # thread's operations and the console are in $OUT_DIR/fuzz.
 set -uo pipefail

@@ -15,6 +15,9 @@
 #              hotplug, acpiphp). FLAVOUR=debug boots with pci=noacpi, so there
 #              the disk sits behind a pci-bridge with SHPC (shpchp) and ACPI
 #              hotplug of bridges is off. VF_HOTPLUG=acpi|shpc overrides.
+#   rvf-rst   64 MiB, alone behind its own pci-bridge (br2): the only function
+#              on its bus, so its reset is a bus reset (QEMU's virtio-pci on
+#              this machine has no FLR or PM reset)
 # A QMP helper serves the guest's requests (files in $OUT): stats.req ->
 # query-blockstats into stats.json (QEMU's count of failed reads/writes =
 # faults injected); unplug.req -> device_del hotdev, wait for its
@@ -47,7 +50,7 @@ with open(sys.argv[1], "wb") as f:
 PY
 }
 pattern "$img/err.img" $((8 * 2048))
-truncate -s 64M "$img/tiny.img" "$img/tinyni.img" "$img/seg.img" "$img/hot.img"
+truncate -s 64M "$img/tiny.img" "$img/tinyni.img" "$img/seg.img" "$img/hot.img" "$img/rst.img"
 cat > "$img/blkdebug.conf" <<'CONF'
 [inject-error]
 event = "read_aio"
@@ -117,6 +120,10 @@ drive "file=$img/tinyni.img,if=none,id=tinyni,format=raw"
 dev "virtio-blk-pci,drive=tinyni,serial=rvf-tinyni,queue-size=4,indirect_desc=off"
 drive "file=$img/seg.img,if=none,id=seg,format=raw"
 dev "virtio-blk-pci,drive=seg,serial=rvf-seg"
+drive "file=$img/rst.img,if=none,id=rst,format=raw"
+# Slot 4: see the SHPC case below.
+dev "pci-bridge,id=br2,chassis_nr=2,shpc=off"
+dev "virtio-blk-pci,drive=rst,serial=rvf-rst,bus=br2,addr=4"
 drive "file=$img/hot.img,if=none,id=hot,format=raw"
 case $hotplug in
     acpi) dev "virtio-blk-pci,drive=hot,id=hotdev,serial=rvf-hot" ;;
@@ -136,7 +143,7 @@ esac
 q+=(--qemu -qmp --qemu "unix:$out/qmp.sock,server=on,wait=off")
 
 t0=$SECONDS
-parts=${VF_PARTS:-eio tiny seg hot}   # a subset, for work on the suite
+parts=${VF_PARTS:-eio tiny seg reset hot}   # a subset, for work on the suite
 has() { [[ " $parts " == *" $1 "* ]]; }
 scripts/vm.sh --cpus 2 --out "$out" --timeout 1500 "${q[@]}" -- \
     env VF_PARTS="$parts" tests/guest/virtio_faults.sh \
@@ -167,7 +174,7 @@ if has eio; then
     hcheck "err image: the first 2 MiB (only read by the guest) are unchanged" \
         cmp -s <(head -c $((2 << 20)) "$img/err.img") <(pattern /dev/stdout 4096)
 fi
-if has eio || has tiny || has seg; then
+if has eio || has tiny || has seg || has reset; then
     if [[ -s $out/regions.txt ]]; then
         while read -r image off len sum what; do
             got=$(dd if="$img/$image" bs=1M skip="$off" count="$len" status=none | sha256sum | cut -d' ' -f1)
