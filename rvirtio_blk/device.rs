@@ -83,33 +83,43 @@ impl QueueHandler for VirtBlkVq {
 /// An index for a disk name, given back on drop.
 struct Index(u32);
 
-/// Indices in use (one bit each, 64 disks).
-static INDICES: AtomicU64 = AtomicU64::new(0);
+/// Indices a disk can have: C virtio_blk's (its IDA is bounded by the
+/// minors: 16 per disk in the 20 minor bits).
+const MAX_INDICES: usize = 1 << 16;
+
+/// Indices in use, one bit each (8 KiB; C uses an IDA).
+static INDICES: [AtomicU64; MAX_INDICES / 64] = [const { AtomicU64::new(0) }; MAX_INDICES / 64];
 
 impl Index {
+    /// The lowest free index, as C's `ida_alloc_range`; `ENOSPC` if none.
     fn alloc() -> Result<Self> {
-        let mut cur = INDICES.load(Ordering::Relaxed);
-        loop {
-            let free = (!cur).trailing_zeros();
-            if free >= 64 {
-                return Err(ENOSPC);
-            }
-            match INDICES.compare_exchange(
-                cur,
-                cur | (1 << free),
-                Ordering::AcqRel,
-                Ordering::Relaxed,
-            ) {
-                Ok(_) => return Ok(Self(free)),
-                Err(v) => cur = v,
+        for (w, word) in INDICES.iter().enumerate() {
+            let mut cur = word.load(Ordering::Relaxed);
+            loop {
+                let free = (!cur).trailing_zeros();
+                if free >= 64 {
+                    break;
+                }
+                match word.compare_exchange(
+                    cur,
+                    cur | (1 << free),
+                    Ordering::AcqRel,
+                    Ordering::Relaxed,
+                ) {
+                    // (At most 65535: fits.)
+                    Ok(_) => return Ok(Self(w as u32 * 64 + free)),
+                    Err(v) => cur = v,
+                }
             }
         }
+        Err(ENOSPC)
     }
 }
 
 impl Drop for Index {
     fn drop(&mut self) {
-        INDICES.fetch_and(!(1u64 << self.0), Ordering::AcqRel);
+        let (w, bit) = (self.0 as usize / 64, self.0 % 64);
+        INDICES[w].fetch_and(!(1u64 << bit), Ordering::AcqRel);
     }
 }
 
