@@ -851,15 +851,41 @@ impl DeviceConfig {
         Ok(())
     }
 
-    /// [`RawParams::adjust_like_c`] for a configfs device, at `power=1`.
-    pub fn adjust_like_c(&mut self, nr_cpus: u32, report: impl FnMut(Adjusted)) {
+    /// [`RawParams::adjust_like_c`] for a configfs device, at `power=1`;
+    /// also C's `poll_queues` above the module's `poll_queues` parameter,
+    /// `module_poll_queues`, which becomes that (`null_validate_conf`).
+    pub fn adjust_like_c(
+        &mut self,
+        nr_cpus: u32,
+        module_poll_queues: u32,
+        mut report: impl FnMut(Adjusted),
+    ) {
         let zoned_bio = self.zoned && self.queue_mode == QueueMode::Bio;
-        let (queues, to_mq) = c_adjust(self.submit_queues.into(), zoned_bio, nr_cpus, report);
+        let (queues, to_mq) =
+            c_adjust(self.submit_queues.into(), zoned_bio, nr_cpus, &mut report);
         if let Some(q) = queues {
             self.submit_queues = q as u32;
         }
         if to_mq {
             self.queue_mode = QueueMode::Mq;
+        }
+        if self.poll_queues > module_poll_queues {
+            report(Adjusted {
+                name: "poll_queues",
+                from: self.poll_queues.into(),
+                to: module_poll_queues.into(),
+            });
+            self.poll_queues = module_poll_queues;
+        }
+    }
+
+    /// The values in force once the disk exists, which configfs shows from
+    /// then on, as C null_blk writes them back at `power=1`: a
+    /// memory-backed disk blocks (`null_validate_conf`), and so does a
+    /// zoned one here (its zones are under a mutex).
+    pub fn in_force(&mut self) {
+        if self.memory_backed || self.zoned {
+            self.blocking = true;
         }
     }
 

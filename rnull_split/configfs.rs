@@ -683,7 +683,8 @@ fn power(device_dir: &DeviceDir, state: &mut DirState, on: bool) -> Result {
     }
     let dir: &CStr = &device_dir.name;
     if cfg!(null_blk) {
-        state.config.adjust_like_c(device::nr_cpu_ids(), |a| {
+        let module_poll_queues = crate::module_parameters::poll_queues.value().max(0) as u32;
+        state.config.adjust_like_c(device::nr_cpu_ids(), module_poll_queues, |a| {
             pr_warn!(
                 "{}: {}={} adjusted to {}, as C null_blk does\n",
                 dir,
@@ -708,5 +709,6 @@ fn power(device_dir: &DeviceDir, state: &mut DirState, on: bool) -> Result {
         pr_err!("{}: cannot create the disk: {:?}\n", dir, e);
     })?;
     state.disk = Some(disk);
+    state.config.in_force();
     Ok(())
 }

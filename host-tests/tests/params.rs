@@ -218,10 +218,27 @@ fn adjust_like_c() {
     let mut c = RawParams { zoned: true, gb: 1, ..raw() }.validate(4).unwrap().0;
     c.queue_mode = QueueMode::Bio;
     c.submit_queues = 9;
+    c.poll_queues = 3;
     let mut done = vec![];
-    c.adjust_like_c(4, |a| done.push(a.name));
-    assert_eq!(done, ["submit_queues", "queue_mode"]);
+    c.adjust_like_c(4, 1, |a| done.push(a.name));
+    assert_eq!(done, ["submit_queues", "queue_mode", "poll_queues"]);
+    assert_eq!(c.poll_queues, 1);
     assert_eq!(c.validate(4), Ok(()));
+    // poll_queues at or below the module's stays
+    c.poll_queues = 1;
+    c.adjust_like_c(4, 2, |a| panic!("{a:?}"));
+    assert_eq!(c.poll_queues, 1);
+}
+
+#[test]
+fn in_force() {
+    let (mut c, _) = RawParams { memory_backed: true, ..raw() }.validate(2).unwrap();
+    assert!(!c.blocking);
+    c.in_force();
+    assert!(c.blocking);
+    let (mut c, _) = raw().validate(2).unwrap();
+    c.in_force();
+    assert!(!c.blocking);
 }
 
 #[test]

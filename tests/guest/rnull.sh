@@ -745,4 +745,37 @@ else
 fi
 dmesg_clean "null_blk build"
 
+# --- configfs shows the values in force after power=1, as C null_blk's ----------
+# in_force_run KO ROOT: on module KO (nr_devices=0 poll_queues=1), a
+# memory-backed disk (blocking left 0) and a disk asking for 2 poll queues;
+# a line each for what configfs shows.
+in_force_run() {
+    local ko=$1 r=$2
+    insmod "$ko" nr_devices=0 poll_queues=1 || { echo "insmod $ko failed"; return; }
+    mkdir $r/f1 && echo 16 > $r/f1/size && echo 1 > $r/f1/memory_backed && echo 1 > $r/f1/power
+    echo "memory_backed: blocking $(cat $r/f1/blocking) after power=1"
+    echo 0 > $r/f1/power
+    echo "... $(cat $r/f1/blocking) after power=0"
+    mkdir $r/f2 && echo 2 > $r/f2/poll_queues && echo 1 > $r/f2/power
+    echo "poll_queues=2 on a module with 1: $(cat $r/f2/poll_queues) after power=1"
+    echo 0 > $r/f2/power
+    rmdir $r/f1 $r/f2
+    rmmod "$(basename "$ko" .ko)"
+}
+in_force_c="memory_backed: blocking 1 after power=1
+... 1 after power=0
+poll_queues=2 on a module with 1: 1 after power=1"
+dmesg -C
+expect_eq "null_blk build: configfs shows the values in force, as C null_blk" \
+    "$(in_force_run "$NKO" /sys/kernel/config/nullb)" "$in_force_c"
+check "... and logs the poll_queues it lowered" \
+    bash -c "dmesg | grep -q 'f2: poll_queues=2 adjusted to 1, as C null_blk does'"
+# rnull_split keeps the poll queues it was given (docs/rnull_split.md)
+expect_eq "rnull_split: configfs shows the values in force" \
+    "$(in_force_run "$KO" /sys/kernel/config/rnull_split)" "${in_force_c%1 after power=1}2 after power=1"
+if c_null_blk_ready "values in force"; then
+    expect_eq "C null_blk: the same lines" "$(in_force_run "$CKO" /sys/kernel/config/nullb)" "$in_force_c"
+fi
+dmesg_clean "values in force"
+
 finish
