@@ -861,8 +861,7 @@ impl DeviceConfig {
         mut report: impl FnMut(Adjusted),
     ) {
         let zoned_bio = self.zoned && self.queue_mode == QueueMode::Bio;
-        let (queues, to_mq) =
-            c_adjust(self.submit_queues.into(), zoned_bio, nr_cpus, &mut report);
+        let (queues, to_mq) = c_adjust(self.submit_queues.into(), zoned_bio, nr_cpus, &mut report);
         if let Some(q) = queues {
             self.submit_queues = q as u32;
         }

@@ -684,15 +684,17 @@ fn power(device_dir: &DeviceDir, state: &mut DirState, on: bool) -> Result {
     let dir: &CStr = &device_dir.name;
     if cfg!(null_blk) {
         let module_poll_queues = crate::module_parameters::poll_queues.value().max(0) as u32;
-        state.config.adjust_like_c(device::nr_cpu_ids(), module_poll_queues, |a| {
-            pr_warn!(
-                "{}: {}={} adjusted to {}, as C null_blk does\n",
-                dir,
-                a.name,
-                a.from,
-                a.to
-            );
-        });
+        state
+            .config
+            .adjust_like_c(device::nr_cpu_ids(), module_poll_queues, |a| {
+                pr_warn!(
+                    "{}: {}={} adjusted to {}, as C null_blk does\n",
+                    dir,
+                    a.name,
+                    a.from,
+                    a.to
+                );
+            });
     }
     checked(dir, state.config.validate(device::nr_cpu_ids()))?;
     let disk = NullDevice::new(
