@@ -18,12 +18,15 @@ use crate::{
 };
 use core::sync::atomic::{AtomicU32, Ordering};
 use kernel::{
-    block::mq::{
-        self,
-        gen_disk::{BioDisk, GenDisk, GenDiskBuilder},
-        zoned::ZoneReport,
-        HwQueue, HwQueueKind, HwQueues, IdleRequest, Operations, Refused, TagSet, TagSetFlags,
-        TimeoutAction,
+    block::{
+        major::Major,
+        mq::{
+            self,
+            gen_disk::{BioDisk, GenDisk, GenDiskBuilder},
+            zoned::ZoneReport,
+            HwQueue, HwQueueKind, HwQueues, IdleRequest, Operations, Refused, TagSet, TagSetFlags,
+            TimeoutAction,
+        },
     },
     new_mutex, new_spinlock,
     prelude::*,
@@ -46,6 +49,10 @@ pub(crate) struct Shared {
     /// The module's `poll_queues`, the most poll queues a disk can change
     /// to at runtime (as C null_blk).
     poll_queues: u32,
+    /// The module's major (`nullb` in `/proc/devices` for the `null_blk.ko`
+    /// build, as C; `rnullb` for `rnull_split.ko`): a disk's minor is its
+    /// index, the lowest free one when it is made, as C's IDA.
+    major: Arc<Major>,
 }
 
 impl Shared {
@@ -63,6 +70,7 @@ impl Shared {
             debugfs,
             tag_set,
             poll_queues: module.poll_queues,
+            major: Major::register(crate::names::MAJOR, 1)?,
         })
     }
 }
@@ -259,6 +267,7 @@ impl NullDevice {
         store: Option<Arc<Store>>,
     ) -> Result<Self> {
         let mut builder = GenDiskBuilder::new()
+            .number(shared.major.index(None)?)
             .capacity_sectors(config.capacity_sectors)
             .logical_block_size(config.block_size)?
             .physical_block_size(config.block_size)?

@@ -92,6 +92,8 @@ mod names {
 
     /// The load-time disks are `<DISK>0`, `<DISK>1`, ...
     pub(crate) const DISK: &str = if cfg!(null_blk) { "nullb" } else { "rnullb" };
+    /// The block major, in `/proc/devices`.
+    pub(crate) const MAJOR: &CStr = if cfg!(null_blk) { c"nullb" } else { c"rnullb" };
     /// The configfs subsystem, `/sys/kernel/config/<CONFIGFS>`.
     pub(crate) const CONFIGFS: &CStr = if cfg!(null_blk) {
         c"nullb"

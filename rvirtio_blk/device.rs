@@ -18,11 +18,14 @@ use crate::{
     sg_plan,
     stats::{self, Stats},
 };
-use core::sync::atomic::{AtomicU64, Ordering};
+use core::sync::atomic::Ordering;
 use kernel::{
-    block::mq::{
-        gen_disk::{Discard, Disk, GenDisk, GenDiskBuilder, Segments, Topology},
-        HwQueues, TagSet, TagSetFlags,
+    block::{
+        major::Major,
+        mq::{
+            gen_disk::{Discard, Disk, GenDisk, GenDiskBuilder, Segments, Topology},
+            HwQueues, TagSet, TagSetFlags,
+        },
     },
     device, new_mutex, new_work,
     percpu::PerCpuCounter,
@@ -80,46 +83,34 @@ impl QueueHandler for VirtBlkVq {
     }
 }
 
-/// An index for a disk name, given back on drop.
-struct Index(u32);
+kernel::sync::global_lock! {
+    // SAFETY: `init` is called once, first thing in the module's `init`,
+    // before `MajorSlot::new` and the driver's registration, so before any
+    // use.
+    pub(crate) unsafe(uninit) static MAJOR: Mutex<Option<Arc<Major>>> = None;
+}
 
-/// Indices a disk can have: C virtio_blk's (its IDA is bounded by the
-/// minors: 16 per disk in the 20 minor bits).
-const MAX_INDICES: usize = 1 << 16;
+/// The driver's own major, `rvirtblk` in `/proc/devices` (C virtio_blk's is
+/// `virtblk`), with C's 16 minors per disk: disk `i` is `rvd<letters of
+/// i>`, minors `16 * i` to `16 * i + 15`; 65536 disks at most, as C. Its
+/// disks' indices are the lowest free, as C's IDA.
+///
+/// Held by the module from before the driver is registered until after it
+/// is unregistered; each disk holds its number, and with it the major.
+pub(crate) struct MajorSlot;
 
-/// Indices in use, one bit each (8 KiB; C uses an IDA).
-static INDICES: [AtomicU64; MAX_INDICES / 64] = [const { AtomicU64::new(0) }; MAX_INDICES / 64];
-
-impl Index {
-    /// The lowest free index, as C's `ida_alloc_range`; `ENOSPC` if none.
-    fn alloc() -> Result<Self> {
-        for (w, word) in INDICES.iter().enumerate() {
-            let mut cur = word.load(Ordering::Relaxed);
-            loop {
-                let free = (!cur).trailing_zeros();
-                if free >= 64 {
-                    break;
-                }
-                match word.compare_exchange(
-                    cur,
-                    cur | (1 << free),
-                    Ordering::AcqRel,
-                    Ordering::Relaxed,
-                ) {
-                    // (At most 65535: fits.)
-                    Ok(_) => return Ok(Self(w as u32 * 64 + free)),
-                    Err(v) => cur = v,
-                }
-            }
-        }
-        Err(ENOSPC)
+impl MajorSlot {
+    /// Registers the major.
+    pub(crate) fn new() -> Result<Self> {
+        let major = Major::register(c"rvirtblk", 16)?;
+        *MAJOR.lock() = Some(major);
+        Ok(Self)
     }
 }
 
-impl Drop for Index {
+impl Drop for MajorSlot {
     fn drop(&mut self) {
-        let (w, bit) = (self.0 as usize / 64, self.0 % 64);
-        INDICES[w].fetch_and(!(1u64 << bit), Ordering::AcqRel);
+        MAJOR.lock().take();
     }
 }
 
@@ -196,7 +187,6 @@ pub(crate) struct Probed<'bound> {
     vqs: Virtqueues<'bound, VirtBlkVq>,
     disk: Arc<DiskState>,
     vblk: Arc<VirtioBlk>,
-    _index: Index,
 }
 
 /// C `virtblk_get_cache_mode`: 1 for write back.
@@ -418,9 +408,11 @@ pub(crate) fn probe<'b>(vdev: &'b virtio::Device<device::Core<'_>>) -> Result<Pr
         GFP_KERNEL,
     )?;
 
-    let index = Index::alloc()?;
+    // The lowest free index; the disk holds it, and gives it back after
+    // `del_gendisk`.
+    let number = MAJOR.lock().as_ref().ok_or(ENODEV)?.index(None)?;
     let mut name = [0u8; 32];
-    let len = sg_plan::name_format(DISK_PREFIX, index.0, &mut name).ok_or(EINVAL)?;
+    let len = sg_plan::name_format(DISK_PREFIX, number.index(), &mut name).ok_or(EINVAL)?;
     let name = core::str::from_utf8(&name[..len]).map_err(|_| EINVAL)?;
 
     let capacity = vdev.read(cfg!(capacity));
@@ -430,6 +422,7 @@ pub(crate) fn probe<'b>(vdev: &'b virtio::Device<device::Core<'_>>) -> Result<Pr
         .read_only(vdev.has_feature(uapi::VIRTIO_BLK_F_RO))
         .capacity_sectors(capacity)
         .parent(dev)
+        .number(number)
         .owner(kernel::module::this_module::<crate::LocalModule>());
     // The disk's first I/O (the partition scan) needs the device.
     vdev.device_ready();
@@ -449,7 +442,6 @@ pub(crate) fn probe<'b>(vdev: &'b virtio::Device<device::Core<'_>>) -> Result<Pr
         vqs,
         disk: state,
         vblk,
-        _index: index,
     })
 }
 

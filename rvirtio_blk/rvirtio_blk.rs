@@ -182,19 +182,24 @@ impl virtio::Driver for VirtioBlkDriver {
 }
 
 /// The module: the driver registration (dropped first: it removes every
-/// device) and the debugfs root.
+/// device), the major and the debugfs root.
 #[pin_data]
 struct RVirtioBlk {
     #[pin]
     _driver: driver::Registration<virtio::Adapter<VirtioBlkDriver>>,
+    _major: device::MajorSlot,
     _debugfs: stats::Root,
 }
 
 impl kernel::InPlaceModule for RVirtioBlk {
     fn init(module: &'static ThisModule) -> impl PinInit<Self, Error> {
+        // SAFETY: a module's `init` runs once per load, and this is before
+        // any use of `MAJOR` (the driver is registered below).
+        unsafe { device::MAJOR.init() };
         let params = check_params();
         try_pin_init!(Self {
             _debugfs: params.map(|()| stats::Root::new())?,
+            _major: device::MajorSlot::new()?,
             _driver <- driver::Registration::new(c"rvirtio_blk", module),
         }? Error)
     }

@@ -37,28 +37,39 @@ fn dev(name: &str) -> String {
     format!("/dev/{name}")
 }
 
-/// Opens the disk. A virtio function's disk is checked after the open: its
-/// name may have passed to another function's disk in between (an unbind
-/// and a bind), so the opened device number must be the one sysfs gives
-/// the function now; the open holds that disk, so the number cannot be
-/// reused while we check.
+/// Opens `/dev/{name}` and checks that it is the disk sysfs calls `name`
+/// now. A path names a device number, and a disk's number is given to a
+/// new disk once the old one is released: an open racing with the removal
+/// of `name` can miss it, wait (block-device autoloading runs modprobe) and
+/// then find a new disk, of either driver, under the old number. The open
+/// holds the disk it found, so its number cannot pass on while we check.
+pub fn open_dev(name: &str, flags: i32) -> Result<OwnedFd, i32> {
+    let fd = sys::open(&dev(name), flags)?;
+    let want = sys::read_file(&format!("/sys/block/{name}/dev")).map_err(|_| libc::ESTALE)?;
+    // SAFETY: all-zero bytes are a valid `stat`.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: `st` is a writable stat buffer, `fd` a valid descriptor.
+    if unsafe { libc::fstat(std::os::fd::AsRawFd::as_raw_fd(&fd), &mut st) } != 0 {
+        return Err(libc::EBADF);
+    }
+    let got = format!("{}:{}", libc::major(st.st_rdev), libc::minor(st.st_rdev));
+    if want.trim() != got {
+        return Err(libc::ESTALE);
+    }
+    Ok(fd)
+}
+
+/// Opens the disk (see `open_dev`). A virtio function's disk is checked
+/// again after the open: its name may have passed to another function's
+/// disk in between (an unbind and a bind).
 pub fn open(disk: &Disk, flags: i32) -> Result<(String, OwnedFd), i32> {
     let name = disk.name();
     if name.is_empty() {
         return Err(libc::ENODEV);
     }
-    let fd = sys::open(&dev(&name), flags)?;
+    let fd = open_dev(&name, flags)?;
     if let Disk::Pci(_) = disk {
-        let want = sys::read_file(&format!("/sys/block/{name}/dev")).map_err(|_| libc::ENODEV)?;
-        let now = disk.name();
-        // SAFETY: all-zero bytes are a valid `stat`.
-        let mut st: libc::stat = unsafe { std::mem::zeroed() };
-        // SAFETY: `st` is a writable stat buffer, `fd` a valid descriptor.
-        if unsafe { libc::fstat(std::os::fd::AsRawFd::as_raw_fd(&fd), &mut st) } != 0 {
-            return Err(libc::EBADF);
-        }
-        let got = format!("{}:{}", libc::major(st.st_rdev), libc::minor(st.st_rdev));
-        if now != name || want != got {
+        if disk.name() != name {
             return Err(libc::ESTALE);
         }
     }

@@ -303,7 +303,7 @@ pub fn rnull(c: &mut Ctx) {
         });
         if made {
             let mut sh = Shadow::new(64 << 20, ZERO);
-            match sys::open("/dev/fzdata", libc::O_RDWR | libc::O_DIRECT) {
+            match crate::blk::open_dev("fzdata", libc::O_RDWR | libc::O_DIRECT) {
                 Ok(mut fd) => {
                     for _ in 0..steps {
                         if c.env.stopped() || c.env.rnull_cycle.load(Ordering::SeqCst) {
@@ -319,7 +319,7 @@ pub fn rnull(c: &mut Ctx) {
                                 let off = sys::write_file(&format!("{dir}/power"), b"0");
                                 let on = sys::write_file(&format!("{dir}/power"), b"1");
                                 let reopen =
-                                    sys::open("/dev/fzdata", libc::O_RDWR | libc::O_DIRECT);
+                                    crate::blk::open_dev("fzdata", libc::O_RDWR | libc::O_DIRECT);
                                 let r = format!(
                                     "flush {} off {} on {} open {}",
                                     sys::show(&f),

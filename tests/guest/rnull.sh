@@ -778,4 +778,37 @@ if c_null_blk_ready "values in force"; then
 fi
 dmesg_clean "values in force"
 
+
+# --- device numbers: the module's own major, minor = index, as C null_blk ------
+# C null_blk registers the major "nullb" and gives disk N minor N, the
+# lowest free index; a configfs disk takes the lowest free one at power=1.
+# With the extended range (major 259, shared by all drivers) a stale open
+# could reach another driver's disk (found by make fuzz, patch 0066).
+devnums_run() { # KO CONFIGFS-ROOT DISK-PREFIX MAJOR-NAME
+    local ko=$1 r=$2 d=$3 name=$4 maj x
+    insmod "$ko" nr_devices=2 || { echo "insmod $ko failed"; return; }
+    maj=$(awk -v n="$name" '$2 == n {print $1}' /proc/devices)
+    echo "/proc/devices lists ${maj:+the major}"
+    for x in ${d}0 ${d}1; do
+        [[ $(cat /sys/block/$x/dev) == "$maj":* ]] && echo "$x: minor $(cut -d: -f2 /sys/block/$x/dev)"
+    done
+    mkdir $r/f1 && echo 1 > $r/f1/power && echo "f1: $(cat /sys/block/f1/dev | sed "s/^$maj:/minor /")"
+    echo 0 > $r/f1/power && rmdir $r/f1
+    mkdir $r/f2 && echo 1 > $r/f2/power && echo "f2, after f1 went: $(cat /sys/block/f2/dev | sed "s/^$maj:/minor /")"
+    echo 0 > $r/f2/power && rmdir $r/f2
+    rmmod "$(basename "$ko" .ko)"
+    echo "after rmmod: $(awk -v n="$name" '$2 == n' /proc/devices | wc -l) lines"
+}
+devnums_want() { printf '%s\n' "/proc/devices lists the major" "${1}0: minor 0" "${1}1: minor 1" \
+    "f1: minor 2" "f2, after f1 went: minor 2" "after rmmod: 0 lines"; }
+expect_eq "null_blk build: major nullb, minor = index, as C null_blk" \
+    "$(devnums_run "$NKO" /sys/kernel/config/nullb nullb nullb)" "$(devnums_want nullb)"
+expect_eq "rnull_split: major rnullb, minor = index" \
+    "$(devnums_run "$KO" /sys/kernel/config/rnull_split rnullb rnullb)" "$(devnums_want rnullb)"
+if c_null_blk_ready "device numbers"; then
+    expect_eq "C null_blk: the same numbers" \
+        "$(devnums_run "$CKO" /sys/kernel/config/nullb nullb nullb)" "$(devnums_want nullb)"
+fi
+dmesg_clean "device numbers"
+
 finish
