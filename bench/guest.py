@@ -83,7 +83,7 @@ def layout(dev):
 
 EFFECTIVE = ["queue_mode", "submit_queues", "poll_queues", "hw_queue_depth", "irqmode",
              "completion_nsec", "memory_backed", "bs", "blocksize", "size", "gb", "max_sectors",
-             "split_clone", "sg_prealloc", "num_queues", "queue_depth"]
+             "split_clone", "sg_prealloc", "num_request_queues", "queue_depth"]
 
 
 def effective(kind):

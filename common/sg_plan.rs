@@ -382,8 +382,9 @@ pub const MAX_QUEUE_DEPTH: u32 = 10240;
 /// The module parameters as `insmod` gave them.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Params {
-    /// `num_queues`: cap on hardware queues, 0 = none.
-    pub num_queues: u32,
+    /// `num_request_queues`: cap on hardware queues, 0 = none; any value
+    /// (the CPUs truncate it, as C's).
+    pub num_request_queues: u32,
     /// `queue_depth`: tags per hardware queue, 0 = fill the ring.
     pub queue_depth: u32,
     /// `sg_prealloc`: 0 = two inline entries + chaining, 1 = `seg_max` inline.
@@ -410,15 +411,14 @@ pub struct ParamError {
 
 /// Checks the module parameters; the first bad one is returned.
 ///
-/// `num_queues` may not exceed the CPU count (C `virtio_blk`'s
-/// `num_request_queues` is range-checked the same way); `queue_depth` may
-/// not exceed [`MAX_QUEUE_DEPTH`] (the block layer would silently clamp it);
-/// `sg_prealloc` is 0 or 1; `seg_max` is 0 or at most what a virtqueue can
-/// take; `poll_queues` may not exceed the CPU count. Nothing is clamped: a
-/// bad value fails `insmod`.
+/// `queue_depth` may not exceed [`MAX_QUEUE_DEPTH`] (the block layer would
+/// silently clamp it); `sg_prealloc` is 0 or 1; `seg_max` is 0 or at most
+/// what a virtqueue can take; `poll_queues` may not exceed the CPU count.
+/// These are clamped nowhere: a bad value fails `insmod`.
+/// `num_request_queues` takes any value, as C `virtio_blk`'s: the CPU count
+/// truncates it at probe ([`num_vqs`]).
 pub fn check_params(p: &Params, nr_cpu_ids: u32) -> Result<(), ParamError> {
     let checks = [
-        ("num_queues", p.num_queues, 0, nr_cpu_ids),
         ("queue_depth", p.queue_depth, 0, MAX_QUEUE_DEPTH),
         ("sg_prealloc", p.sg_prealloc, 0, 1),
         ("seg_max", p.seg_max, 0, MAX_SG_ELEMS - 2),
@@ -450,21 +450,18 @@ pub fn cap_segments(mut l: Limits, cap: u32) -> Limits {
     l
 }
 
-/// Number of virtqueues to use: the device's `num_queues` (1 without
-/// `VIRTIO_BLK_F_MQ`), capped by the `num_queues` parameter (0 = no cap) and
-/// by the CPU count. `Err` when MQ is advertised with zero queues.
-pub fn num_vqs(dev_num_queues: Option<u16>, param: u32, nr_cpu_ids: u32) -> Result<u32, ()> {
+/// The most virtqueues to use, before the CPUs truncate it (C
+/// `virtio_blk`'s `min_not_zero(num_request_queues, num_vqs)`, then
+/// `blk_mq_num_possible_queues()`): the device's `num_queues` (1 without
+/// `VIRTIO_BLK_F_MQ`), capped by the `num_request_queues` parameter unless
+/// it is 0. `Err` when MQ is advertised with zero queues.
+pub fn num_vqs(dev_num_queues: Option<u16>, param: u32) -> Result<u32, ()> {
     let n = match dev_num_queues {
         None => 1,
         Some(0) => return Err(()),
         Some(n) => n as u32,
     };
-    let cap = if param == 0 {
-        nr_cpu_ids
-    } else {
-        param.min(nr_cpu_ids)
-    };
-    Ok(n.min(cap).max(1))
+    Ok(if param == 0 { n } else { n.min(param) })
 }
 
 /// Of `num_vqs` virtqueues, how many serve polled I/O (C `virtio_blk`:

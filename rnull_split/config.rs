@@ -64,6 +64,14 @@ impl<const N: usize> ModuleParam for TextArg<N> {
     fn try_from_param_arg(arg: &BStr) -> Result<Self> {
         Ok(Self::new(arg))
     }
+
+    /// The text as given, as C's `module_param_string` shows it.
+    fn show(&self, out: &mut impl core::fmt::Write) -> core::fmt::Result {
+        match core::str::from_utf8(self.as_bytes()) {
+            Ok(text) => out.write_str(text),
+            Err(_) => out.write_str("(not UTF-8)"),
+        }
+    }
 }
 
 /// Read and validate the module parameters.

@@ -163,6 +163,7 @@ impl configfs::GroupOperations for Config {
                     disk: None,
                     badblocks,
                     kept: None,
+                    index: 0,
                 }),
             }),
             fault_dirs,
@@ -195,6 +196,9 @@ struct DirState {
     /// A memory-backed disk's stored pages while it is powered off (C
     /// null_blk keeps them until `rmdir`).
     kept: Option<device::KeptData>,
+    /// `index`: what was written, then the disk's index (its minor) from
+    /// `power=1` on, as C null_blk shows it (writing does not choose it).
+    index: u32,
 }
 
 impl DeviceDir {
@@ -322,6 +326,7 @@ device_attributes! {
     31 cache_size CacheSize,
     32 fua Fua,
     33 rotational Rotational,
+    34 index Index,
 }
 
 impl Attr {
@@ -364,6 +369,7 @@ impl Attr {
             Self::CacheSize => writeln!(out, "{}", c.cache_size_mb),
             Self::Fua => writeln!(out, "{}", u8::from(c.fua)),
             Self::Rotational => writeln!(out, "{}", u8::from(c.rotational)),
+            Self::Index => writeln!(out, "{}", state.index),
             // Write-only: configfs never asks.
             Self::ZoneReadonly | Self::ZoneOffline => Ok(()),
         }
@@ -462,6 +468,8 @@ impl Attr {
             }
             Self::Fua => c.fua = parse_bool(dir, self, text)?,
             Self::Rotational => c.rotational = parse_bool(dir, self, text)?,
+            // Kept, and shown, until `power=1` gives the disk its index.
+            Self::Index => state.index = parse(dir, self, text)?,
             Self::ZoneReadonly | Self::ZoneOffline => {
                 let cond = if self == Self::ZoneReadonly {
                     Cond::ReadOnly
@@ -710,6 +718,7 @@ fn power(device_dir: &DeviceDir, state: &mut DirState, on: bool) -> Result {
     .inspect_err(|e| {
         pr_err!("{}: cannot create the disk: {:?}\n", dir, e);
     })?;
+    state.index = disk.index();
     state.disk = Some(disk);
     state.config.in_force();
     Ok(())

@@ -197,6 +197,8 @@ pub(crate) struct NullDevice {
     /// `memory_backed=1`: the stored pages, which a configfs disk's
     /// directory keeps across power cycles ([`NullDevice::remove`]).
     store: Option<Arc<Store>>,
+    /// The disk's index in the module's major (its minor), as C's `index`.
+    index: u32,
 }
 
 /// What a configfs directory gives its disk: its fault points, its bad
@@ -266,8 +268,10 @@ impl NullDevice {
         stats: Arc<Stats>,
         store: Option<Arc<Store>>,
     ) -> Result<Self> {
+        let number = shared.major.index(None)?;
+        let index = number.index();
         let mut builder = GenDiskBuilder::new()
-            .number(shared.major.index(None)?)
+            .number(number)
             .capacity_sectors(config.capacity_sectors)
             .logical_block_size(config.block_size)?
             .physical_block_size(config.block_size)?
@@ -385,7 +389,13 @@ impl NullDevice {
             disk,
             _stats: stats,
             store: store_kept,
+            index,
         })
+    }
+
+    /// The disk's index in the module's major: its minor.
+    pub(crate) fn index(&self) -> u32 {
+        self.index
     }
 
     /// Remove the disk; its stored pages, if it has any, are returned for

@@ -121,130 +121,162 @@ macro_rules! null_module {
                 gb: i32 {
                     default: 250,
                     description: "Size in GB",
+                    permissions: 0o444,
                 },
                 bs: i32 {
                     default: 512,
                     description: "Block size (in bytes)",
+                    permissions: 0o444,
                 },
                 nr_devices: u32 {
                     default: 1,
                     description: "Number of devices to register",
+                    permissions: 0o444,
                 },
                 submit_queues: i32 {
                     default: 1,
                     description: "Number of submission queues",
+                    permissions: 0o444,
                 },
                 poll_queues: i32 {
                     default: 1,
                     description: "Number of IOPOLL submission queues",
+                    permissions: 0o444,
                 },
                 hw_queue_depth: i32 {
                     default: 64,
                     description: "Queue depth for each hardware queue. Default: 64",
+                    permissions: 0o444,
                 },
                 max_sectors: i32 {
                     default: 0,
                     description: "Maximum size of a command (in 512B sectors)",
+                    permissions: 0o444,
                 },
                 queue_mode: i32 {
                     default: 2,
                     description: "Block interface to use (0=bio,2=multiqueue)",
+                    permissions: 0o444,
                 },
                 irqmode: i32 {
                     default: 1,
                     description: "IRQ completion handler. 0-none, 1-softirq, 2-timer",
+                    permissions: 0o444,
                 },
                 completion_nsec: u64 {
                     default: 10_000,
                     description: "Time in ns to complete a request in hardware. Default: 10,000ns",
+                    permissions: 0o444,
                 },
                 memory_backed: bool {
                     default: false,
                     description: "Create a memory-backed block device. Default: false",
+                    permissions: 0o444,
                 },
                 discard: bool {
                     default: false,
                     description: "Support discard operations (requires memory-backed device). Default: false",
+                    permissions: 0o444,
                 },
                 blocking: bool {
                     default: false,
                     description: "Register as a blocking blk-mq driver device",
+                    permissions: 0o444,
                 },
                 shared_tags: bool {
                     default: false,
                     description: "Share tag set between devices for blk-mq",
+                    permissions: 0o444,
                 },
                 shared_tag_bitmap: bool {
                     default: false,
                     description: "Use shared tag bitmap for all submission queues for blk-mq",
+                    permissions: 0o444,
                 },
                 no_sched: bool {
                     default: false,
                     description: "No io scheduler",
+                    permissions: 0o444,
                 },
                 timeout: FaultArg {
                     default: FaultArg::EMPTY,
                     description: "Fault injection. timeout=<interval>,<probability>,<space>,<times>",
+                    permissions: 0o444,
                 },
                 requeue: FaultArg {
                     default: FaultArg::EMPTY,
                     description: "Fault injection. requeue=<interval>,<probability>,<space>,<times>",
+                    permissions: 0o444,
                 },
                 cache_size: u64 {
                     default: 0,
                     description: "Cache size in MiB for memory-backed device. Default: 0 (none)",
+                    permissions: 0o444,
                 },
                 fua: bool {
                     default: true,
                     description: "Enable/disable FUA support when cache_size is used. Default: true",
+                    permissions: 0o444,
                 },
                 mbps: u32 {
                     default: 0,
                     description: "Limit maximum bandwidth (in MiB/s). Default: 0 (no limit)",
+                    permissions: 0o444,
                 },
                 init_hctx: FaultArg {
                     default: FaultArg::EMPTY,
                     description: "Fault injection to fail hctx init. init_hctx=<interval>,<probability>,<space>,<times>",
+                    permissions: 0o444,
                 },
                 zoned: bool {
                     default: false,
                     description: "Make device as a host-managed zoned block device. Default: false",
+                    permissions: 0o444,
                 },
                 zone_size: u64 {
                     default: 256,
                     description: "Zone size in MB when block device is zoned. Must be power-of-two: Default: 256",
+                    permissions: 0o444,
                 },
                 zone_capacity: u64 {
                     default: 0,
                     description: "Zone capacity in MB when block device is zoned. Can be less than or equal to zone size. Default: Zone size",
+                    permissions: 0o444,
                 },
                 zone_nr_conv: u32 {
                     default: 0,
                     description: "Number of conventional zones when block device is zoned. Default: 0",
+                    permissions: 0o444,
                 },
                 zone_max_open: u32 {
                     default: 0,
                     description: "Maximum number of open zones when block device is zoned. Default: 0 (no limit)",
+                    permissions: 0o444,
                 },
                 zone_max_active: u32 {
                     default: 0,
                     description: "Maximum number of active zones when block device is zoned. Default: 0 (no limit)",
+                    permissions: 0o444,
                 },
                 zone_append_max_sectors: u32 {
                     default: u32::MAX,
                     description: "Maximum size of a zone append command (in 512B sectors). Specify 0 for zone append emulation",
+                    permissions: 0o444,
                 },
                 zone_full: bool {
                     default: false,
                     description: "Initialize the sequential write required zones of a zoned device to be full. Default: false",
+                    permissions: 0o444,
                 },
                 rotational: bool {
                     default: false,
                     description: "Set the rotational feature for the device. Default: false",
+                    permissions: 0o444,
                 },
                 split_clone: SplitCloneArg {
                     default: SplitCloneArg::FAST,
                     description: "How bio mode makes split pieces: fast (bio_split) or deep (pre-2015 clone). Default: fast",
+                    permissions: 0o444,
                 },
             },
         }

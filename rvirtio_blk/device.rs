@@ -270,13 +270,13 @@ fn init_vq<'b>(
     vdev: &'b virtio::Device<device::Core<'_>>,
 ) -> Result<(Virtqueues<'b, VirtBlkVq>, u32)> {
     let dev_nq = vdev.read_feature(cfg!(num_queues, VIRTIO_BLK_F_MQ));
-    let ncpu = kernel::cpu::nr_cpu_ids();
-    let n = sg_plan::num_vqs(dev_nq, crate::module_parameters::num_queues.value(), ncpu).map_err(
-        |_| {
+    let n = sg_plan::num_vqs(dev_nq, crate::module_parameters::num_request_queues.value())
+        .map_err(|_| {
             pr_err!("MQ advertised but zero queues reported\n");
             EINVAL
-        },
-    )?;
+        })?;
+    // At most one per possible CPU that takes managed interrupts, as C.
+    let n = HwQueues::num_possible_queues(n);
     let npoll = sg_plan::poll_vqs(n, crate::module_parameters::poll_queues.value());
     pr_info!("{}/0/{} default/read/poll queues\n", n - npoll, npoll);
     let mut queues = KVec::with_capacity(n as usize, GFP_KERNEL)?;

@@ -25,9 +25,11 @@
 //!    virtqueues have no interrupt; blk-mq polls them for `REQ_POLLED` I/O
 //!    (io_uring with `IORING_SETUP_IOPOLL`, fio `--hipri`), counted in
 //!    debugfs `polled`.
-//! 5. **Knobs**: parameters `num_queues`, `queue_depth`, `sg_prealloc`,
-//!    `seg_max`, `poll_queues` (checked at load: a bad value fails `insmod` with `EINVAL`;
-//!    read at probe); disk attributes `serial`, `cache_type` ([`sysfs`]).
+//! 5. **Knobs**: parameters `num_request_queues` (any value: the CPUs
+//!    truncate it, as C's), `queue_depth`, `sg_prealloc`, `seg_max`,
+//!    `poll_queues` (checked at load: a bad value fails `insmod` with
+//!    `EINVAL`); all read at probe; disk attributes `serial`, `cache_type`
+//!    ([`sysfs`]).
 //!
 //! The device is driven through `kernel::virtio` (the driver, its ID table
 //! and module alias `virtio:d00000002v*`, config space, virtqueues behind
@@ -57,25 +59,30 @@ module! {
     description: "Virtio block driver in Rust",
     license: "GPL",
     params: {
-        num_queues: u32 {
+        num_request_queues: u32 {
             default: 0,
-            description: "Limit the number of request queues (0: one per virtqueue, at most one per CPU)",
+            description: "Limit the number of request queues to use for blk device. 0 for no limit. Values > nr_cpu_ids truncated to nr_cpu_ids.",
+            permissions: 0o444,
         },
         queue_depth: u32 {
             default: 0,
             description: "Tags per hardware queue (0: fill the virtqueue)",
+            permissions: 0o444,
         },
         sg_prealloc: u32 {
             default: 0,
             description: "1: preallocate seg_max scatterlist entries per request (pre-2021 design); 0: two inline, chain beyond",
+            permissions: 0o444,
         },
         seg_max: u32 {
             default: 0,
             description: "Cap on data segments per request (0: the device's seg_max); tests small seg_max on any device",
+            permissions: 0o444,
         },
         poll_queues: u32 {
             default: 0,
             description: "The number of dedicated virtqueues for polling I/O",
+            permissions: 0o444,
         },
     },
 }
@@ -84,7 +91,7 @@ module! {
 /// and a message naming it (nothing is clamped).
 fn check_params() -> Result {
     let p = sg_plan::Params {
-        num_queues: module_parameters::num_queues.value(),
+        num_request_queues: module_parameters::num_request_queues.value(),
         queue_depth: module_parameters::queue_depth.value(),
         sg_prealloc: module_parameters::sg_prealloc.value(),
         seg_max: module_parameters::seg_max.value(),

@@ -117,6 +117,7 @@ pub const ATTRS: &[(&str, &[&str])] = &[
     ("shared_tag_bitmap", BOOL),
     ("no_sched", BOOL),
     ("rotational", BOOL),
+    ("index", &["0", "1", "7", "4294967295", "x"]),
     ("zoned", BOOL),
     ("zone_size", &["1", "4", "16", "0", "3"]),
     ("zone_capacity", &["0", "1", "2", "4", "300"]),

@@ -83,11 +83,11 @@ if insmod "$KO" nr_devices=0 gb=2 bs=4096 hw_queue_depth=32 split_clone=deep irq
     check "nr_devices=0 creates no disk" bash -c '! ls /sys/block | grep -q rnullb'
     check "$CFS exists" test -d "$CFS"
     expect_eq "features lists the attributes, like null_blk's" "$(cat "$CFS/features")" \
-        "size,blocksize,max_sectors,queue_mode,irqmode,completion_nsec,memory_backed,discard,submit_queues,hw_queue_depth,split_clone,power,poll_queues,blocking,shared_tags,shared_tag_bitmap,no_sched,zoned,zone_size,zone_capacity,zone_nr_conv,zone_max_open,zone_max_active,zone_append_max_sectors,zone_full,badblocks,badblocks_once,badblocks_partial_io,zone_readonly,zone_offline,mbps,cache_size,fua,rotational"
+        "size,blocksize,max_sectors,queue_mode,irqmode,completion_nsec,memory_backed,discard,submit_queues,hw_queue_depth,split_clone,power,poll_queues,blocking,shared_tags,shared_tag_bitmap,no_sched,zoned,zone_size,zone_capacity,zone_nr_conv,zone_max_open,zone_max_active,zone_append_max_sectors,zone_full,badblocks,badblocks_once,badblocks_partial_io,zone_readonly,zone_offline,mbps,cache_size,fua,rotational,index"
     check "mkdir $CFS/cfg0" mkdir "$CFS/cfg0"
     expect_eq "attribute files and fault directories are null_blk's (+ split_clone)" \
         "$(ls "$CFS/cfg0" | sort | tr '\n' ' ')" \
-        "badblocks badblocks_once badblocks_partial_io blocking blocksize cache_size completion_nsec discard fua hw_queue_depth init_hctx_fault_inject irqmode max_sectors mbps memory_backed no_sched poll_queues power queue_mode requeue_inject rotational shared_tag_bitmap shared_tags size split_clone submit_queues timeout_inject zone_append_max_sectors zone_capacity zone_full zone_max_active zone_max_open zone_nr_conv zone_offline zone_readonly zone_size zoned "
+        "badblocks badblocks_once badblocks_partial_io blocking blocksize cache_size completion_nsec discard fua hw_queue_depth index init_hctx_fault_inject irqmode max_sectors mbps memory_backed no_sched poll_queues power queue_mode requeue_inject rotational shared_tag_bitmap shared_tags size split_clone submit_queues timeout_inject zone_append_max_sectors zone_capacity zone_full zone_max_active zone_max_open zone_nr_conv zone_offline zone_readonly zone_size zoned "
     expect_eq "default size from gb=2: 2048 MiB" "$(get cfg0 size)" 2048
     expect_eq "default blocksize from bs" "$(get cfg0 blocksize)" 4096
     expect_eq "default hw_queue_depth from the parameter" "$(get cfg0 hw_queue_depth)" 32
@@ -294,7 +294,7 @@ c_rotational() {
     tr ',' '\n' < "$CCFS/features" | sort > /tmp/features_c
     expect_eq "C null_blk's attributes that rnull_split lacks" \
         "$(comm -13 /tmp/features_rnull /tmp/features_c | tr '\n' ' ')" \
-        "home_node index use_per_node_hctx virt_boundary "
+        "home_node use_per_node_hctx virt_boundary "
     expect_eq "rnull_split's attributes that C null_blk lacks" \
         "$(comm -23 /tmp/features_rnull /tmp/features_c | tr '\n' ' ')" "split_clone "
     mkdir "$CCFS/rot"

@@ -274,16 +274,21 @@ else
 fi
 dmesg_clean "sg_prealloc"
 
-# --- num_queues=1 caps the queues; queue_depth=32 overfills an 8-entry ring -----------------------------
+# --- num_request_queues=1 caps the queues; queue_depth=32 overfills an 8-entry ring -----------------------------
 # The small device has no indirect descriptors: a request takes 3..8 of its
 # 8 descriptors, so 32 tags keep hitting a full ring (ENOSPC: the hardware
 # queue stops and restarts on completion).
-if insmod "$KO" num_queues=1 queue_depth=32; then
-    ok "insmod num_queues=1 queue_depth=32"
+if insmod "$KO" num_request_queues=1 queue_depth=32; then
+    ok "insmod num_request_queues=1 queue_depth=32"
     sleep 1
     DATA=$(disk_by_serial rvt-data); SMALL=$(disk_by_serial rvt-small)
-    expect_eq "num_queues=1 caps hardware queues" "$(ls /sys/block/$DATA/mq | wc -l)" 1
+    expect_eq "num_request_queues=1 caps hardware queues" "$(ls /sys/block/$DATA/mq | wc -l)" 1
     expect_eq "queue_depth=32 sets the tags" "$(ctr $SMALL queue_depth)" 32
+    # C's names and format, read-only (C's num_request_queues and
+    # poll_queues are 0644; ours cannot be written yet: docs/rvirtio_blk.md)
+    expect_eq "/sys/module/rvirtio_blk/parameters show the values given" \
+        "$(cd /sys/module/rvirtio_blk/parameters && grep -H . num_request_queues queue_depth poll_queues | tr '\n' ' ')" \
+        "num_request_queues:1 queue_depth:32 poll_queues:0 "
     check "fio verify at iodepth 32 through a full ring (stop/restart)" \
         timeout 300 bash -c "$(declare -f fio_verify); fio_verify $SMALL 16k 4M 48M --iodepth=32"
     check "the ring was full at times (ring_full $(ctr $SMALL ring_full) > 0)" test "$(ctr $SMALL ring_full)" -gt 0
@@ -292,9 +297,9 @@ if insmod "$KO" num_queues=1 queue_depth=32; then
         "$(declare -f fio_verify); fio_verify $DATA 4k 4M 48M --ioengine=io_uring --iodepth=32 --iodepth_batch_submit=16"
     timeout 60 rmmod rvirtio_blk
 else
-    not_ok "insmod num_queues=1 queue_depth=32"
+    not_ok "insmod num_request_queues=1 queue_depth=32"
 fi
-dmesg_clean "num_queues, full ring"
+dmesg_clean "num_request_queues, full ring"
 
 # --- poll queues: poll_queues=1 turns the data disk's second virtqueue into a ---------
 # --- poll queue (no interrupts); io_uring's IOPOLL (fio --hipri) completes there -------

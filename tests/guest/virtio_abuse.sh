@@ -4,24 +4,25 @@
 # cycles..open-fd and open-fio, so a crash in one is not blamed on another).
 # The guest has three virtio-blk-pci disks of 32 MiB backed by raw host
 # images, found by serial (names may change between loads):
-#   rva-mq     num-queues=2 (two hardware queues unless num_queues=1)
+#   rva-mq     num-queues=2 (two hardware queues unless num_request_queues=1)
 #   rva-small  num-queues=1, queue-size=8, indirect_desc=off: seg_max 6 and
 #              4 tags, so requests of more than 2 segments take chained SG
 #              tables and queue_depth=16 keeps hitting a full ring
 #   rva-plain  num-queues=1, otherwise defaults (seg_max 254, 256 tags)
 # (QEMU's default num-queues is the vCPU count, so the one-queue disks say so.)
 # Parts:
-#   params    every parameter (num_queues, queue_depth, sg_prealloc, seg_max;
+#   params    every parameter (num_request_queues, queue_depth, sg_prealloc, seg_max;
 #             all u32) driven with negative, huge (u32 max, 2^32,
-#             99999999999, 2^64), just-over-the-limit (num_queues=nr_cpu_ids+1,
-#             queue_depth=10241, sg_prealloc=2, seg_max=32767) and
+#             99999999999, 2^64), just-over-the-limit (queue_depth=10241,
+#             sg_prealloc=2, seg_max=32767) and
 #             non-numeric (abc, 1x, empty, no '=') values: insmod fails with
 #             EINVAL (ERANGE where the kernel's parser gets a number too big
 #             for a u32), the exact kernel message names the parameter (the
 #             driver's "invalid NAME=VALUE: must be MIN..=MAX" or the parser's
 #             "`VALUE' invalid for parameter `NAME'"), no module, disk or
 #             debugfs directory is left, clean log. Then zero and the valid
-#             edges (num_queues=1 and =nr_cpu_ids, queue_depth=1 and =10240,
+#             edges (num_request_queues=1, =nr_cpu_ids and, truncated to the
+#             CPUs as C's, =nr_cpu_ids+1 and =2^32-1; queue_depth=1 and =10240,
 #             seg_max=1 and =32766, sg_prealloc=1, and the four small edges
 #             together) load, take effect (hardware queues, tags,
 #             max_segments, inline SG entries) and the disks pass O_DIRECT
@@ -29,7 +30,7 @@
 #             values that change how requests are queued or mapped:
 #             queue_depth=1 and 10240, seg_max=1, sg_prealloc=1, all edges).
 #   cycles    ABUSE_CYCLES (100) insmod/rmmod cycles rotating sg_prealloc 0/1,
-#             num_queues 0/1, seg_max 0/3 and queue_depth 0/16 (all 16
+#             num_request_queues 0/1, seg_max 0/3 and queue_depth 0/16 (all 16
 #             combinations every 16 cycles): every cycle the three disks come
 #             back with their serials and the parameters' geometry, and each
 #             gets a random 4..128 KiB O_DIRECT write at a cycle-dependent
@@ -79,7 +80,7 @@ CYCLES=${ABUSE_CYCLES:-100}
 BIND_CYCLES=${ABUSE_BIND_CYCLES:-20}
 parts=${*:-params cycles bind open-fd open-fio kmemleak-control}
 SERIALS=(rva-mq rva-small rva-plain)
-# nr_cpu_ids (the num_queues limit): highest possible CPU + 1
+# nr_cpu_ids (what num_request_queues is truncated to): highest possible CPU + 1
 NCPU=$(( $(sed 's/.*[-,]//' /sys/devices/system/cpu/possible) + 1 ))
 KiB=1024 MiB=$((1024 * 1024))
 : > "$OUT/written.log"
@@ -272,7 +273,10 @@ want_geometry() {
     local sg=$1 nq=$2 sm=$3 qd=$4 s hw seg tags
     WANT=
     for s in "${SERIALS[@]}"; do
-        hw=1; [[ $s == rva-mq ]] && hw=$(( nq == 0 ? (NCPU < 2 ? NCPU : 2) : (nq < 2 ? nq : 2) ))
+        # the device's queues (2 on rva-mq), at most num_request_queues
+        # unless 0, at most one per CPU (C's truncation)
+        hw=1; [[ $s == rva-mq ]] && hw=$(( nq == 0 || nq > 2 ? 2 : nq ))
+        ((hw > NCPU)) && hw=$NCPU
         seg=254; [[ $s == rva-small ]] && seg=6
         ((sm != 0 && sm < seg)) && seg=$sm
         tags=256; [[ $s == rva-small ]] && tags=4
@@ -338,12 +342,15 @@ params)
     }
     parser() { echo "\`$2' invalid for parameter \`$1'"; }
     driver() { echo "invalid $1=$2: must be $3..=$4"; }
-    declare -A pmax=([num_queues]=$NCPU [queue_depth]=10240 [sg_prealloc]=1 [seg_max]=32766)
-    for p in num_queues queue_depth sg_prealloc seg_max; do
-        max=${pmax[$p]}
+    declare -A pmax=([queue_depth]=10240 [sg_prealloc]=1 [seg_max]=32766)
+    # (num_request_queues takes any u32, as C's: the parser's refusals only)
+    for p in num_request_queues queue_depth sg_prealloc seg_max; do
+        max=${pmax[$p]:-}
         refuse EINVAL "$(parser $p -1)" $p=-1
-        refuse EINVAL "$(driver $p $((max + 1)) 0 $max)" $p=$((max + 1))
-        refuse EINVAL "$(driver $p 4294967295 0 $max)" $p=4294967295
+        if [[ -n $max ]]; then
+            refuse EINVAL "$(driver $p $((max + 1)) 0 $max)" $p=$((max + 1))
+            refuse EINVAL "$(driver $p 4294967295 0 $max)" $p=4294967295
+        fi
         refuse ERANGE "$(parser $p 4294967296)" $p=4294967296
         refuse ERANGE "$(parser $p 99999999999)" $p=99999999999
         refuse EINVAL "$(parser $p abc)" $p=abc
@@ -353,9 +360,9 @@ params)
     refuse EINVAL "$(parser queue_depth '')" queue_depth        # no '=': no value
     refuse ERANGE "$(parser seg_max 18446744073709551616)" seg_max=18446744073709551616
     refuse EINVAL "$(driver queue_depth 10241 0 10240)" queue_depth=0x2801   # hex: parsed, then checked
-    refuse EINVAL "$(parser num_queues -2147483648)" num_queues=-2147483648
+    refuse EINVAL "$(parser num_request_queues -2147483648)" num_request_queues=-2147483648
     # one bad value among good ones
-    refuse EINVAL "$(driver seg_max 32767 0 32766)" num_queues=1 queue_depth=16 sg_prealloc=1 seg_max=32767
+    refuse EINVAL "$(driver seg_max 32767 0 32766)" num_request_queues=1 queue_depth=16 sg_prealloc=1 seg_max=32767
     diag "$refused of $tried bad parameter values refused"
     dmesg_clean "bad parameters"
 
@@ -389,19 +396,22 @@ params)
         if no_trace; then ok "$desc: rmmod leaves nothing"; else not_ok "$desc: rmmod leaves nothing ($(trace_str))"; fi
     }
     # (fio: the values that change how requests are queued or mapped)
-    good - "num_queues=0" 0 0 0 0 num_queues=0
+    good - "num_request_queues=0" 0 0 0 0 num_request_queues=0
     good - "queue_depth=0" 0 0 0 0 queue_depth=0
     good - "sg_prealloc=0" 0 0 0 0 sg_prealloc=0
     good - "seg_max=0" 0 0 0 0 seg_max=0
-    good - "num_queues=1" 0 1 0 0 num_queues=1
-    good - "num_queues=$NCPU (nr_cpu_ids)" 0 "$NCPU" 0 0 num_queues=$NCPU
+    good - "num_request_queues=1" 0 1 0 0 num_request_queues=1
+    good - "num_request_queues=$NCPU (nr_cpu_ids)" 0 "$NCPU" 0 0 num_request_queues=$NCPU
+    # past the CPUs: truncated, as C virtio_blk's
+    good - "num_request_queues=$((NCPU + 1)) (truncated)" 0 "$((NCPU + 1))" 0 0 num_request_queues=$((NCPU + 1))
+    good - "num_request_queues=4294967295 (truncated)" 0 4294967295 0 0 num_request_queues=4294967295
     good fio "queue_depth=1" 0 0 0 1 queue_depth=1
     good fio "queue_depth=10240" 0 0 0 10240 queue_depth=10240
     good fio "seg_max=1" 0 0 1 0 seg_max=1
     good - "seg_max=32766" 0 0 32766 0 seg_max=32766
     good fio "sg_prealloc=1" 1 0 0 0 sg_prealloc=1
-    good fio "num_queues=1 queue_depth=1 seg_max=1 sg_prealloc=1" 1 1 1 1 \
-        num_queues=1 queue_depth=1 seg_max=1 sg_prealloc=1
+    good fio "num_request_queues=1 queue_depth=1 seg_max=1 sg_prealloc=1" 1 1 1 1 \
+        num_request_queues=1 queue_depth=1 seg_max=1 sg_prealloc=1
     good - "queue_depth=0x10 (hex)" 0 0 0 16 queue_depth=0x10
     dmesg_clean "valid edge values"
     ;;
@@ -412,7 +422,7 @@ cycles)
     declare -A first
     for ((i = 1; i <= CYCLES; i++)); do
         sg=$((i % 2)) nq=$((i / 2 % 2)) sm=$((i / 4 % 2 ? 3 : 0)) qd=$((i / 8 % 2 ? 16 : 0))
-        args="sg_prealloc=$sg num_queues=$nq seg_max=$sm queue_depth=$qd"
+        args="sg_prealloc=$sg num_request_queues=$nq seg_max=$sm queue_depth=$qd"
         step() { failed_step="$* (cycle $i: $args)"; }
         insmod "$KO" $args || { step insmod; break; }
         find_disks || { step "the three disks by serial: $(disks_str)"; break; }

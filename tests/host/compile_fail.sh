@@ -2,7 +2,8 @@
 # Compile-fail suite: misuse of the kernel crate's safe API that must not
 # compile. Each tests/compile-fail/CASE.rs is the end of a tiny out-of-tree
 # module (tests/compile-fail/prelude.rs.in is its start: the module and a
-# minimal blk-mq driver `D`); it is built against the patched kernel (KDIR)
+# minimal blk-mq driver `D`), or a whole module if it has a line
+# "// standalone"; it is built against the patched kernel (KDIR)
 # and must fail with the error its "// expect:" line gives (an extended
 # regular expression), for the reason its "// what:" line gives. A case
 # named ok_* must build: it shows that the prelude and the legal uses
@@ -23,7 +24,12 @@ for f in tests/compile-fail/*.rs; do
     expect=$(sed -n 's#^// expect: ##p' "$f" | head -n 1)
     d=$out/$name
     mkdir -p "$d"
-    { sed "s/@NAME@/cf_$name/" tests/compile-fail/prelude.rs.in; cat "$f"; } > "$d/cf_$name.rs"
+    # (a "// standalone" case is a whole module: it declares its own module!)
+    if grep -q '^// standalone' "$f"; then
+        sed "s/@NAME@/cf_$name/" "$f"
+    else
+        { sed "s/@NAME@/cf_$name/" tests/compile-fail/prelude.rs.in; cat "$f"; }
+    fi > "$d/cf_$name.rs"
     echo "obj-m := cf_$name.o" > "$d/Kbuild"
     make -C "$KDIR" M="$d" "${KMAKE_ARGS[@]}" modules > "$d/build.log" 2>&1
     rc=$?
