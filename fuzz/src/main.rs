@@ -99,6 +99,31 @@ fn watchdog(env: &Env, hang: u64) {
             let since = b.load(Ordering::SeqCst);
             if since != 0 && now.saturating_sub(since) > hang * 1000 {
                 let cur = env.current[t].lock().unwrap().clone();
+                // First, before the failure ends the run (and SysRq's
+                // stacks may end it through the kernel-log monitor): a
+                // task waiting for an I/O that never ends sleeps
+                // interruptibly (io_uring) and is not in SysRq w's list:
+                // the fuzzer's own threads' kernel stacks, and where the
+                // block layer holds the requests (blk-mq debugfs: queue and
+                // hctx state, dispatch lists, busy requests) and what the
+                // drivers count in flight.
+                let script = "for f in /proc/$PPID/task/*/stack; do echo \"== $f\"; cat \"$f\"; done; \
+                    for g in '/sys/block/*/inflight' '/sys/kernel/debug/block/*/state' \
+                    '/sys/kernel/debug/block/*/hctx*/state' '/sys/kernel/debug/block/*/hctx*/dispatch' \
+                    '/sys/kernel/debug/block/*/hctx*/busy' '/sys/kernel/debug/block/*/requeue_list' \
+                    '/sys/kernel/debug/rvirtio_blk' '/sys/kernel/debug/rnull_split'; do \
+                    echo \"== $g\"; timeout 10 grep -r . $g 2>&1 | head -n 2000; done";
+                if let Ok(o) = std::process::Command::new("bash")
+                    .args(["-c", script])
+                    .output()
+                {
+                    let f = format!("{}/block-hang.txt", env.log_dir);
+                    if std::fs::write(&f, &o.stdout).is_ok() {
+                        println!(
+                            "rfuzz: the fuzzer's kernel stacks and the block layer's state: {f}"
+                        );
+                    }
+                }
                 env.fail(format!("hang: {cur} has not returned in {hang} s"));
                 let _ = sys::write_file("/proc/sysrq-trigger", b"w");
                 std::thread::sleep(Duration::from_secs(10));
